@@ -1,0 +1,67 @@
+/* The label table: rules that turn kernel and graph names into NVTX range labels.
+ * One parser and one matcher, shared by the preload library and the `nvtxcorr check` /
+ * `nvtxcorr explain` command. Matching happens once per distinct kernel or graph; the core
+ * caches the result per handle, so nothing here is on the per-launch hot path. The format is
+ * specified in docs/labels.md. */
+#ifndef NVTXCORR_LABELS_H
+#define NVTXCORR_LABELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "names.h"
+
+typedef struct nvtxcorr_labels nvtxcorr_labels_t;
+
+/* Where errors go: one complete line, without the trailing newline, already in the form
+ * "nvtxcorr: error: <file>:<line>: <reason>". */
+typedef void (*nvtxcorr_labels_report_fn)(void *ctx, const char *line);
+
+/* Loads inline rules (NVTXCORR_LABELS_INLINE, rules separated by ';', tried first) and a
+ * file (NVTXCORR_LABELS). Either may be NULL. Returns NULL when neither gives a rule or when
+ * any error was found: the caller then uses default labels. Every error (up to a cap) is
+ * reported through `report`. */
+nvtxcorr_labels_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
+                                        nvtxcorr_labels_report_fn report, void *ctx);
+void nvtxcorr_labels_free(nvtxcorr_labels_t *table);
+size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *table);
+
+/* What a graph launch can be matched on (see docs/labels.md, graph names). */
+typedef struct nvtxcorr_graph_keys {
+    unsigned ordinal;   /* N of graph#N: order of successful instantiation, from 1 */
+    unsigned nodes;     /* all nodes */
+    unsigned kernels;   /* kernel nodes */
+    const char *sig;    /* 8 hex digits: hash of the ordered kernel names and dimensions */
+    const char *top;    /* base name of the most frequent kernel, "" when none */
+} nvtxcorr_graph_keys_t;
+
+enum { NVTXCORR_LABEL_MAX = 256 };
+
+typedef struct nvtxcorr_label_result {
+    int matched;         /* 0: no rule matched, the default label is in `label` */
+    int skip;            /* the rule's label was "-": no range for this launch */
+    char label[NVTXCORR_LABEL_MAX];
+    int has_color;
+    uint32_t color;          /* 0xAARRGGBB, alpha forced to 0xFF */
+    const char *category;    /* category name owned by the table, or NULL */
+    const char *source;      /* "file" or "NVTXCORR_LABELS_INLINE", NULL if unmatched */
+    unsigned line;           /* line (file) or rule number (inline), 0 if unmatched */
+} nvtxcorr_label_result_t;
+
+/* First matching kernel rule wins; with no match (or table == NULL) the label is the base
+ * name. Returns out->matched. */
+int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *table,
+                                 const nvtxcorr_kernel_names_t *names,
+                                 nvtxcorr_label_result_t *out);
+
+/* Same for graph launches; the default label is nvtxcorr_graph_default_label's. */
+int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *table, const nvtxcorr_graph_keys_t *keys,
+                                nvtxcorr_label_result_t *out);
+
+/* "graph#N" and the matchable descriptor "graph#N nodes=.. kernels=.. sig=.. top=..". */
+void nvtxcorr_graph_name(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size);
+void nvtxcorr_graph_descriptor(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size);
+/* Default graph label: "graph#N (K kernels)". */
+void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size);
+
+#endif
