@@ -23,6 +23,11 @@ typedef void (*nvtxcorr_labels_report_fn)(void *ctx, const char *line);
  * reported through `report`. */
 nvtxcorr_labels_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
                                         nvtxcorr_labels_report_fn report, void *ctx);
+/* Parses `len` bytes as a label file named `name` in messages (the fuzz target and tests use
+ * it to skip the file system). Same result and reporting as a file given to
+ * nvtxcorr_labels_load. */
+nvtxcorr_labels_t *nvtxcorr_labels_load_buffer(const char *name, const char *data, size_t len,
+                                               nvtxcorr_labels_report_fn report, void *ctx);
 void nvtxcorr_labels_free(nvtxcorr_labels_t *table);
 size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *table);
 
@@ -44,7 +49,8 @@ typedef struct nvtxcorr_label_result {
     int has_color;
     uint32_t color;          /* 0xAARRGGBB, alpha forced to 0xFF */
     const char *category;    /* category name owned by the table, or NULL */
-    const char *source;      /* "file" or "NVTXCORR_LABELS_INLINE", NULL if unmatched */
+    const char *source;      /* the file's path as given, or "NVTXCORR_LABELS_INLINE";
+                                owned by the table; NULL if unmatched */
     unsigned line;           /* line (file) or rule number (inline), 0 if unmatched */
 } nvtxcorr_label_result_t;
 
@@ -57,6 +63,11 @@ int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *table,
 /* Same for graph launches; the default label is nvtxcorr_graph_default_label's. */
 int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *table, const nvtxcorr_graph_keys_t *keys,
                                 nvtxcorr_label_result_t *out);
+
+/* The matched rule as written (comment and surrounding blanks removed), for
+ * `nvtxcorr explain`; NULL when `result` matched nothing. Linear in the table size. */
+const char *nvtxcorr_labels_rule_text(const nvtxcorr_labels_t *table,
+                                      const nvtxcorr_label_result_t *result);
 
 /* "graph#N" and the matchable descriptor "graph#N nodes=.. kernels=.. sig=.. top=..". */
 void nvtxcorr_graph_name(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size);

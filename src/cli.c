@@ -1,0 +1,270 @@
+/* nvtxcorr-tool: the `nvtxcorr check` and `nvtxcorr explain` commands (the nvtxcorr launcher
+ * script execs this binary with the subcommand). Both load a label table through the same
+ * parser and matcher the preload library uses, so what `check` accepts is exactly what a
+ * profiled process will load, and `explain` shows the label a kernel will get.
+ * Exit status: 0 success, 1 the table has errors, 2 usage error. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labels.h"
+#include "names.h"
+
+static const char usage_text[] =
+    "usage: nvtxcorr check [--inline RULES] [FILE]\n"
+    "       nvtxcorr explain [--inline RULES] FILE|- NAME...\n"
+    "\n"
+    "check    validate a label table: prints every error, or \"FILE: N rules OK\".\n"
+    "         With neither FILE nor --inline, checks what $NVTXCORR_LABELS_INLINE and\n"
+    "         $NVTXCORR_LABELS name, as the preload library would load them.\n"
+    "explain  show the names, the matching rule and the resulting label, color and\n"
+    "         category for each NAME: a kernel name as the driver reports it (mangled or\n"
+    "         plain), or graph:DESCRIPTOR, e.g. \"graph:graph#3 nodes=40 kernels=36\n"
+    "         sig=9f2c01ab top=flash_fwd_kernel\". FILE - means inline rules only.\n"
+    "--inline RULES   rules as in $NVTXCORR_LABELS_INLINE (';'-separated), tried first.\n"
+    "\n"
+    "The format is described in docs/labels.md.\n";
+
+static int usage(const char *why)
+{
+    if (why)
+        fprintf(stderr, "nvtxcorr: %s\n", why);
+    fputs(usage_text, stderr);
+    return 2;
+}
+
+static void print_error(void *ctx, const char *line)
+{
+    (void)ctx;
+    fprintf(stderr, "%s\n", line);
+}
+
+/* Loads each source alone so the success line can give a count per source; the sources are
+ * independent, so this reports exactly what a combined load reports. */
+static int check_one(const char *inline_rules, const char *path)
+{
+    nvtxcorr_labels_t *t;
+
+    if (inline_rules && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
+        print_error(NULL, "nvtxcorr: error: NVTXCORR_LABELS_INLINE: no rules");
+        return 1;
+    }
+    t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
+    if (!t)
+        return 1;
+    printf("%s: %zu rules OK\n", path ? path : "NVTXCORR_LABELS_INLINE",
+           nvtxcorr_labels_rule_count(t));
+    nvtxcorr_labels_free(t);
+    return 0;
+}
+
+static int cmd_check(const char *inline_rules, int have_inline, int argc, char **argv)
+{
+    const char *path = NULL;
+    int rc = 0;
+
+    if (argc > 1)
+        return usage("check takes one FILE");
+    if (argc == 1)
+        path = argv[0];
+    if (!path && !have_inline) {
+        const char *env_inline = getenv("NVTXCORR_LABELS_INLINE");
+        const char *env_path = getenv("NVTXCORR_LABELS");
+        if (env_inline && env_inline[strspn(env_inline, " \t\r\n")] != '\0') {
+            inline_rules = env_inline;
+            have_inline = 1;
+        }
+        if (env_path && env_path[0])
+            path = env_path;
+        if (!path && !have_inline)
+            return usage("check: nothing to check (give FILE or --inline, or set "
+                         "NVTXCORR_LABELS or NVTXCORR_LABELS_INLINE)");
+    }
+    if (have_inline)
+        rc |= check_one(inline_rules, NULL);
+    if (path)
+        rc |= check_one(NULL, path);
+    return rc;
+}
+
+static void print_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result_t *res)
+{
+    const char *text = nvtxcorr_labels_rule_text(t, res);
+
+    if (res->matched)
+        printf("  rule:      %s:%u: %s\n", res->source, res->line, text ? text : "");
+    else
+        printf("  rule:      no rule (default label)\n");
+    if (res->skip)
+        printf("  label:     skip (no range)\n");
+    else
+        printf("  label:     %s\n", res->label);
+    if (res->has_color)
+        printf("  color:     #%06X\n", (unsigned)(res->color & 0xFFFFFFu));
+    else
+        printf("  color:     none\n");
+    printf("  category:  %s\n", res->category ? res->category : "none");
+}
+
+/* "graph#N nodes=.. kernels=.. sig=.. top=..", any key may be left out. */
+static int parse_graph(const char *desc, nvtxcorr_graph_keys_t *keys, char *sig, char *top,
+                       size_t size)
+{
+    char copy[1024];
+    char *save = NULL;
+
+    memset(keys, 0, sizeof(*keys));
+    sig[0] = top[0] = '\0';
+    keys->sig = sig;
+    keys->top = top;
+    if (strlen(desc) >= sizeof(copy))
+        return -1;
+    strcpy(copy, desc);
+    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
+        char *end = NULL;
+        if (strncmp(tok, "graph#", 6) == 0) {
+            keys->ordinal = (unsigned)strtoul(tok + 6, &end, 10);
+        } else if (strncmp(tok, "nodes=", 6) == 0) {
+            keys->nodes = (unsigned)strtoul(tok + 6, &end, 10);
+        } else if (strncmp(tok, "kernels=", 8) == 0) {
+            keys->kernels = (unsigned)strtoul(tok + 8, &end, 10);
+        } else if (strncmp(tok, "sig=", 4) == 0) {
+            snprintf(sig, size, "%s", tok + 4);
+            continue;
+        } else if (strncmp(tok, "top=", 4) == 0) {
+            snprintf(top, size, "%s", tok + 4);
+            continue;
+        } else {
+            return -1;
+        }
+        if (!end || *end != '\0' || end == tok)
+            return -1;
+    }
+    return 0;
+}
+
+static int explain_graph(const nvtxcorr_labels_t *t, const char *arg)
+{
+    nvtxcorr_graph_keys_t keys;
+    nvtxcorr_label_result_t res;
+    char sig[256], top[256], buf[1024];
+
+    if (parse_graph(arg + 6, &keys, sig, top, sizeof(sig)) != 0) {
+        fprintf(stderr,
+                "nvtxcorr: explain: cannot parse '%s' (expected graph:graph#N [nodes=N] "
+                "[kernels=N] [sig=HEX] [top=NAME])\n",
+                arg);
+        return 2;
+    }
+    printf("%s\n", arg);
+    nvtxcorr_graph_name(&keys, buf, sizeof(buf));
+    printf("  graph:     %s\n", buf);
+    nvtxcorr_graph_descriptor(&keys, buf, sizeof(buf));
+    printf("  descriptor: %s\n", buf);
+    nvtxcorr_labels_match_graph(t, &keys, &res);
+    print_result(t, &res);
+    return 0;
+}
+
+static void explain_kernel(const nvtxcorr_labels_t *t, const char *name)
+{
+    static char storage[64 * 1024];
+    static char base[4096];
+    nvtxcorr_kernel_names_t names;
+    nvtxcorr_label_result_t res;
+
+    nvtxcorr_names_from_mangled(name, &names, storage, sizeof(storage));
+    /* A name typed in demangled form ("void foo<int>(int)") is matched as given; its base
+     * name still helps the user see what {function} and globs on it would see. */
+    if (names.demangled == names.mangled && strpbrk(name, "(<: ")) {
+        nvtxcorr_names_base(name, base, sizeof(base));
+        names.function = base;
+    }
+    printf("%s\n", name);
+    printf("  mangled:   %s\n", names.mangled);
+    printf("  demangled: %s\n", names.demangled);
+    printf("  function:  %s\n", names.function);
+    nvtxcorr_labels_match_kernel(t, &names, &res);
+    print_result(t, &res);
+}
+
+static int cmd_explain(const char *inline_rules, int have_inline, int argc, char **argv)
+{
+    nvtxcorr_labels_t *t;
+    const char *path;
+    int rc = 0;
+
+    if (argc < 2)
+        return usage("explain needs FILE (or -) and at least one NAME");
+    path = strcmp(argv[0], "-") == 0 ? NULL : argv[0];
+    if (!path && !have_inline)
+        return usage("explain: FILE - needs --inline RULES");
+    if (have_inline && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
+        print_error(NULL, "nvtxcorr: error: NVTXCORR_LABELS_INLINE: no rules");
+        return 1;
+    }
+    t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
+    if (!t)
+        return 1;
+    for (int i = 1; i < argc; i++) {
+        if (i > 1)
+            printf("\n");
+        if (strncmp(argv[i], "graph:", 6) == 0)
+            rc |= explain_graph(t, argv[i]);
+        else
+            explain_kernel(t, argv[i]);
+    }
+    nvtxcorr_labels_free(t);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    const char *inline_rules = NULL;
+    int have_inline = 0;
+    char **rest;
+    int nrest = 0;
+
+    if (argc < 2)
+        return usage(NULL);
+    if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        fputs(usage_text, stdout);
+        return 0;
+    }
+    rest = calloc((size_t)argc, sizeof(*rest));
+    if (!rest)
+        return 1;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--inline") == 0) {
+            if (i + 1 >= argc) {
+                free(rest);
+                return usage("--inline needs RULES");
+            }
+            inline_rules = argv[++i];
+            have_inline = 1;
+        } else if (strncmp(argv[i], "--inline=", 9) == 0) {
+            inline_rules = argv[i] + 9;
+            have_inline = 1;
+        } else if (strcmp(argv[i], "--") == 0) {
+            while (++i < argc)
+                rest[nrest++] = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
+            fprintf(stderr, "nvtxcorr: unknown option '%s'\n", argv[i]);
+            free(rest);
+            return usage(NULL);
+        } else {
+            rest[nrest++] = argv[i];
+        }
+    }
+
+    int rc;
+    if (strcmp(argv[1], "check") == 0)
+        rc = cmd_check(inline_rules, have_inline, nrest, rest);
+    else if (strcmp(argv[1], "explain") == 0)
+        rc = cmd_explain(inline_rules, have_inline, nrest, rest);
+    else
+        rc = usage("unknown command (expected check or explain)");
+    free(rest);
+    return rc;
+}

@@ -1,0 +1,55 @@
+/* Every environment variable nvtxcorr reads, read here and only here, once, during lazy
+ * initialisation (docs/configuration.md lists them). getenv only: no file is touched while
+ * the library is disabled. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nvtxcorr.h"
+
+nvtxcorr_config_t nvtxcorr_config = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
+
+static int truthy(const char *v)
+{
+    return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "on") ||
+                 !strcasecmp(v, "yes"));
+}
+
+static const char *nonempty(const char *v) { return v && *v ? v : NULL; }
+
+void nvtxcorr_config_read(void)
+{
+    nvtxcorr_config_t c = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
+    const char *v;
+
+    c.enabled = truthy(getenv("NVTXCORR"));
+    if ((v = getenv("NVTXCORR_LOG")) != NULL) {
+        static const char *const levels[] = {"error", "warn", "info", "debug"};
+        int found = 0;
+        for (int i = 0; i < 4; i++)
+            if (!strcasecmp(v, levels[i]))
+                c.log_level = i, found = 1;
+        nvtxcorr_config = c; /* so the error below is printed with a sane level */
+        if (!found && *v)
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_LOG=%s: unknown level (error, warn, info, debug); using error",
+                         v);
+    }
+    c.labels = nonempty(getenv("NVTXCORR_LABELS"));
+    c.labels_inline = nonempty(getenv("NVTXCORR_LABELS_INLINE"));
+    c.injection = nonempty(getenv("NVTX_INJECTION64_PATH"));
+    if ((v = nonempty(getenv("NVTXCORR_CAPTURE"))) != NULL) {
+        if (!strcasecmp(v, "mark"))
+            c.capture = NVTXCORR_CAPTURE_MARK;
+        else if (!strcasecmp(v, "skip"))
+            c.capture = NVTXCORR_CAPTURE_SKIP;
+        else if (!strcasecmp(v, "plain"))
+            c.capture = NVTXCORR_CAPTURE_PLAIN;
+        else
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
+    }
+    if ((v = nonempty(getenv("NVTXCORR_GRAPH_MARKS"))) != NULL)
+        c.graph_marks = truthy(v);
+    nvtxcorr_config = c;
+}

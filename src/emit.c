@@ -1,0 +1,127 @@
+/* NVTX emission: the `nvtxcorr` domain, labels as registered strings (so nsys
+ * --capture-range=nvtx works without NSYS_NVTX_PROFILER_REGISTER_ONLY=0), named categories and
+ * marks. NVTX3 is header-only: this library has its own NVTX state and loads the tool named
+ * by NVTX_INJECTION64_PATH itself; with none, nvtxDomainCreateA returns NULL, which is how
+ * pass-through is decided. Labels are interned, so a label shared by many kernels is
+ * registered once; everything here runs on slow paths, under one mutex. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvtxcorr.h"
+
+nvtxDomainHandle_t nvtxcorr_domain;
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+int nvtxcorr_emit_init(void)
+{
+    nvtxcorr_domain = nvtxDomainCreateA("nvtxcorr");
+    return nvtxcorr_domain != NULL;
+}
+
+enum { CATEGORY_MAX = 256 };
+static char *categories[CATEGORY_MAX]; /* id - 1 -> name */
+static unsigned category_count;
+
+/* Caller holds lock. 0 when none or when the table is full. */
+static uint32_t category_id(const char *name)
+{
+    if (name == NULL || !*name)
+        return 0;
+    for (unsigned i = 0; i < category_count; i++)
+        if (!strcmp(categories[i], name))
+            return i + 1;
+    if (category_count == CATEGORY_MAX || !(categories[category_count] = strdup(name)))
+        return 0;
+    nvtxDomainNameCategoryA(nvtxcorr_domain, category_count + 1, name);
+    return ++category_count;
+}
+
+typedef struct interned {
+    nvtxcorr_label_t label;
+    struct interned *next;
+    uint32_t color_key, category;
+} interned_t;
+
+enum { BUCKETS = 4096 };
+static interned_t *buckets[BUCKETS];
+
+static size_t hash_text(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h;
+}
+
+const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
+                                            const char *category, int skip)
+{
+    uint32_t color_key = has_color ? color | 0xFF000000u : 0;
+    pthread_mutex_lock(&lock);
+    uint32_t cat = skip ? 0 : category_id(category);
+    size_t b = hash_text(text) % BUCKETS;
+    interned_t *e;
+    for (e = buckets[b]; e; e = e->next)
+        if (e->label.skip == skip && e->color_key == color_key && e->category == cat &&
+            !strcmp(e->label.text, text))
+            break;
+    if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) {
+        e->label.text = strdup(text);
+        if (e->label.text == NULL) {
+            free(e);
+            pthread_mutex_unlock(&lock);
+            return NULL;
+        }
+        e->color_key = color_key;
+        e->category = cat;
+        e->label.skip = skip;
+        nvtxEventAttributes_t *a = &e->label.attr;
+        a->version = NVTX_VERSION;
+        a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        a->category = cat;
+        a->colorType = has_color ? NVTX_COLOR_ARGB : NVTX_COLOR_UNKNOWN;
+        a->color = color_key;
+        a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        if (!skip)
+            a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
+        e->next = buckets[b];
+        buckets[b] = e;
+    }
+    pthread_mutex_unlock(&lock);
+    return e ? &e->label : NULL;
+}
+
+/* A launch made while its stream captures is recorded into a graph, not run: it gets the
+ * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. */
+const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l)
+{
+    if (l == NULL || l->skip)
+        return l;
+    nvtxcorr_label_t *c = atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture,
+                                               memory_order_acquire);
+    if (c)
+        return c;
+    char text[NVTXCORR_LABEL_TEXT_MAX + 16];
+    snprintf(text, sizeof text, "%s [capture]", l->text);
+    c = (nvtxcorr_label_t *)nvtxcorr_label_make(text, l->attr.colorType == NVTX_COLOR_ARGB,
+                                                l->attr.color, "capture", 0);
+    if (c)
+        atomic_store_explicit(&((nvtxcorr_label_t *)l)->capture, c, memory_order_release);
+    return c ? c : l;
+}
+
+void nvtxcorr_emit_mark(const char *text, const char *category)
+{
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    pthread_mutex_lock(&lock);
+    a.category = category_id(category);
+    pthread_mutex_unlock(&lock);
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = text;
+    nvtxDomainMarkEx(nvtxcorr_domain, &a);
+}

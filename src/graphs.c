@@ -1,0 +1,261 @@
+/* CUDA graphs: what a graph launch is labelled with. Framework annotations fire when a graph
+ * is captured, never when it is replayed; a range around each replay is what users lack,
+ * provided it says which graph it is.
+ *
+ * At every successful instantiation (any variant, any path) the exec handle gets a record:
+ * its ordinal N (graph#N, in order of instantiation in the process), node and kernel-node
+ * counts, its most frequent kernel, and a signature: a 32-bit FNV-1a hash of the ordered
+ * kernel names and launch dimensions, so the same program with the same inputs gets the same
+ * names on every run. The label table's graph: rules match on those keys. An update
+ * recomputes the contents and keeps N; a destroy drops the record before the handle can be
+ * reused. Optionally an NVTX mark summarises the contents at instantiation. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labels.h"
+#include "nvtxcorr.h"
+
+extern nvtxcorr_labels_t *nvtxcorr_table;
+
+typedef struct graph_info {
+    unsigned ordinal;
+} graph_info_t;
+
+static nvtxcorr_map_t infos; /* CUgraphExec -> graph_info_t */
+static _Atomic unsigned instantiations;
+static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
+
+typedef CUresult (*get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
+typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
+typedef CUresult (*kernel_params_fn)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
+typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
+
+static struct {
+    get_nodes_fn get_nodes;
+    node_type_fn node_type;
+    kernel_params_fn kernel_params;
+    child_graph_fn child_graph;
+} drv;
+static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
+
+static void resolve_driver(void)
+{
+    drv.get_nodes = (get_nodes_fn)nvtxcorr_driver_entry("cuGraphGetNodes", 10000, 0);
+    drv.node_type = (node_type_fn)nvtxcorr_driver_entry("cuGraphNodeGetType", 10000, 0);
+    drv.kernel_params =
+        (kernel_params_fn)nvtxcorr_driver_entry("cuGraphKernelNodeGetParams", 12000, 0);
+    drv.child_graph =
+        (child_graph_fn)nvtxcorr_driver_entry("cuGraphChildGraphNodeGetGraph", 10000, 0);
+}
+
+typedef struct kernel_node {
+    const char *base;  /* points into names */
+    const char *label; /* the kernel's own label text */
+} kernel_node_t;
+
+typedef struct contents {
+    unsigned nodes, kernels;
+    uint32_t sig;
+    kernel_node_t *list;
+    size_t cap;
+    char *names; /* base names, '\0'-separated */
+    size_t names_len, names_cap;
+} contents_t;
+
+static uint32_t fnv(uint32_t h, const void *data, size_t n)
+{
+    const unsigned char *p = data;
+    while (n--)
+        h = (h ^ *p++) * 16777619u;
+    return h;
+}
+
+static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
+{
+    char raw[1024], storage[3 * 1024];
+    if (f == NULL || nvtxcorr_function_name(f, raw, sizeof raw) != 0)
+        snprintf(raw, sizeof raw, "unknown_kernel");
+    unsigned dims[6] = {p->gridDimX, p->gridDimY, p->gridDimZ,
+                        p->blockDimX, p->blockDimY, p->blockDimZ};
+    c->sig = fnv(fnv(c->sig, raw, strlen(raw) + 1), dims, sizeof dims);
+
+    nvtxcorr_kernel_names_t names;
+    nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
+    size_t len = strlen(names.function) + 1;
+    if (c->kernels == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 64;
+        kernel_node_t *l = realloc(c->list, cap * sizeof *l);
+        if (l == NULL)
+            return;
+        c->list = l, c->cap = cap;
+    }
+    if (c->names_len + len > c->names_cap) {
+        size_t cap = (c->names_cap + len) * 2;
+        char *n = realloc(c->names, cap);
+        if (n == NULL)
+            return;
+        c->names = n, c->names_cap = cap;
+    }
+    memcpy(c->names + c->names_len, names.function, len);
+    /* Offsets now, pointers once the buffer stops moving (see finish()). */
+    c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
+    const nvtxcorr_label_t *l = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
+    if (l == NULL && f)
+        l = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
+    c->list[c->kernels].label = l && !l->skip ? l->text : "-";
+    c->names_len += len;
+    c->kernels++;
+}
+
+static void walk(contents_t *c, CUgraph g, int depth)
+{
+    size_t n = 0;
+    if (depth > 8 || drv.get_nodes == NULL || drv.get_nodes(g, NULL, &n) != CUDA_SUCCESS || !n)
+        return;
+    CUgraphNode *nodes = calloc(n, sizeof *nodes);
+    if (nodes == NULL || drv.get_nodes(g, nodes, &n) != CUDA_SUCCESS) {
+        free(nodes);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        CUgraphNodeType type;
+        c->nodes++;
+        if (drv.node_type == NULL || drv.node_type(nodes[i], &type) != CUDA_SUCCESS)
+            continue;
+        if (type == CU_GRAPH_NODE_TYPE_KERNEL && drv.kernel_params) {
+            CUDA_KERNEL_NODE_PARAMS_v2 p;
+            memset(&p, 0, sizeof p);
+            if (drv.kernel_params(nodes[i], &p) == CUDA_SUCCESS)
+                add_kernel(c, p.func ? (const void *)p.func : (const void *)p.kern, &p);
+        } else if (type == CU_GRAPH_NODE_TYPE_GRAPH && drv.child_graph) {
+            CUgraph child = NULL;
+            if (drv.child_graph(nodes[i], &child) == CUDA_SUCCESS && child)
+                walk(c, child, depth + 1);
+        }
+    }
+    free(nodes);
+}
+
+static int by_base(const void *a, const void *b)
+{
+    const kernel_node_t *x = a, *y = b;
+    int d = strcmp(x->base, y->base);
+    return d ? d : (x < y ? -1 : x > y);
+}
+
+typedef struct top_entry {
+    const char *base, *label;
+    unsigned count;
+} top_entry_t;
+
+/* The three most frequent kernels (ties: alphabetical), from a base-name-sorted copy. */
+static unsigned top_kernels(contents_t *c, top_entry_t top[3])
+{
+    unsigned found = 0;
+    for (unsigned i = 0; i < c->kernels; i++)
+        c->list[i].base = c->names + (uintptr_t)c->list[i].base;
+    kernel_node_t *sorted = malloc((c->kernels ? c->kernels : 1) * sizeof *sorted);
+    if (sorted == NULL)
+        return 0;
+    memcpy(sorted, c->list, c->kernels * sizeof *sorted);
+    qsort(sorted, c->kernels, sizeof *sorted, by_base);
+    for (unsigned i = 0; i < c->kernels;) {
+        unsigned j = i;
+        while (j < c->kernels && !strcmp(sorted[j].base, sorted[i].base))
+            j++;
+        top_entry_t e = {sorted[i].base, sorted[i].label, j - i};
+        unsigned pos = found; /* runs arrive alphabetically: only a larger count moves up */
+        while (pos > 0 && e.count > top[pos - 1].count)
+            pos--;
+        if (pos < 3) {
+            for (unsigned m = found < 3 ? found : 2; m > pos; m--)
+                top[m] = top[m - 1];
+            top[pos] = e;
+            if (found < 3)
+                found++;
+        }
+        i = j;
+    }
+    free(sorted);
+    return found;
+}
+
+static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int updated)
+{
+    pthread_once(&drv_once, resolve_driver);
+    contents_t c = {.sig = 2166136261u};
+    walk(&c, graph, 0);
+    top_entry_t top[3] = {{0}};
+    unsigned ntop = top_kernels(&c, top);
+
+    char sig[16];
+    snprintf(sig, sizeof sig, "%08x", c.sig);
+    nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
+    nvtxcorr_label_result_t res;
+    nvtxcorr_labels_match_graph(nvtxcorr_table, &keys, &res);
+    const nvtxcorr_label_t *l =
+        nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
+    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, (void *)l);
+
+    if (nvtxcorr_config.graph_marks) {
+        char mark[1024], desc[512];
+        nvtxcorr_graph_descriptor(&keys, desc, sizeof desc);
+        int n = snprintf(mark, sizeof mark, "%s %s: %s; top:", updated ? "updated" : "instantiated",
+                         desc, l && !l->skip ? l->text : "-");
+        for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < sizeof mark; i++)
+            n += snprintf(mark + n, sizeof mark - (size_t)n, "%s %s x%u (%s)", i ? "," : "",
+                          top[i].base, top[i].count, top[i].label);
+        nvtxcorr_emit_mark(mark, "graph");
+    }
+    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "graph#%u: %u nodes, %u kernels, sig %s, label %s", ordinal,
+                 c.nodes, c.kernels, sig, l ? l->text : "?");
+    free(c.list);
+    free(c.names);
+}
+
+void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph)
+{
+    graph_info_t *info = calloc(1, sizeof *info);
+    if (info == NULL)
+        return;
+    info->ordinal = atomic_fetch_add_explicit(&instantiations, 1, memory_order_relaxed) + 1;
+    pthread_mutex_lock(&info_lock);
+    free(nvtxcorr_map_get(&infos, exec)); /* a reused handle never destroyed through us */
+    nvtxcorr_map_put(&infos, exec, info);
+    pthread_mutex_unlock(&info_lock);
+    describe(exec, graph, info->ordinal, 0);
+}
+
+void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph)
+{
+    graph_info_t *info = nvtxcorr_map_get(&infos, exec);
+    if (info)
+        describe(exec, graph, info->ordinal, 1);
+}
+
+void nvtxcorr_graph_destroyed(CUgraphExec exec)
+{
+    pthread_mutex_lock(&info_lock);
+    graph_info_t *info = nvtxcorr_map_get(&infos, exec);
+    if (info) {
+        nvtxcorr_map_put(&infos, exec, NULL);
+        nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
+        free(info);
+    }
+    pthread_mutex_unlock(&info_lock);
+}
+
+/* An exec we never saw instantiated (made before NVTX was attached, or on a path we do not
+ * see): one shared label, not cached per handle, so a later instantiation still wins. */
+const nvtxcorr_label_t *nvtxcorr_graph_unknown(const void *exec)
+{
+    static const nvtxcorr_label_t *_Atomic unknown;
+    const nvtxcorr_label_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
+    if (l == NULL) {
+        l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
+        atomic_store_explicit(&unknown, l, memory_order_release);
+    }
+    return l;
+}

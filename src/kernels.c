@@ -1,0 +1,139 @@
+/* Kernel labels: the slow path taken once per distinct function handle. It finds the
+ * kernel's raw name, turns it into the three matchable names, asks the label table, and
+ * caches the interned label under the handle, so later launches of that handle only do a
+ * lock-free map lookup.
+ *
+ * Names come from the driver (cuFuncGetName / cuKernelGetName, CUDA 12.3+) where it has them;
+ * on older drivers from the names the program itself passed to cuModuleGetFunction,
+ * cuLibraryGetKernel and cuKernelGetFunction, which the hooks track. Runtime launches by host
+ * stub (cudaLaunchKernel) are named through cudaFuncGetName or cudaGetFuncBySymbol. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labels.h"
+#include "nvtxcorr.h"
+
+extern nvtxcorr_labels_t *nvtxcorr_table;
+
+nvtxcorr_map_t nvtxcorr_function_labels;
+nvtxcorr_map_t nvtxcorr_host_labels;
+nvtxcorr_map_t nvtxcorr_graph_labels;
+
+static nvtxcorr_map_t tracked_names; /* CUfunction / CUkernel -> strdup'ed name */
+static nvtxcorr_map_t aliases;       /* CUfunction -> the CUkernel it came from */
+
+void nvtxcorr_track_name(const void *handle, const char *name)
+{
+    const char *old = nvtxcorr_map_get(&tracked_names, handle);
+    if (old && !strcmp(old, name))
+        return;
+    char *copy = strdup(name);
+    if (copy)
+        nvtxcorr_map_put(&tracked_names, handle, copy); /* a replaced name is kept: a reader
+                                                           may hold it */
+    if (old)
+        nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+}
+
+void nvtxcorr_track_alias(const void *function, const void *kernel)
+{
+    nvtxcorr_map_put(&aliases, function, (void *)kernel);
+}
+
+void nvtxcorr_forget_functions(void) { nvtxcorr_map_clear_values(&nvtxcorr_function_labels); }
+
+typedef CUresult (*get_name_fn)(const char **, void *);
+
+static get_name_fn driver_name_fn(int kernel)
+{
+    static get_name_fn _Atomic fns[2];
+    static _Atomic int tried[2];
+    if (!atomic_load_explicit(&tried[kernel], memory_order_acquire)) {
+        void *p = nvtxcorr_driver_entry(kernel ? "cuKernelGetName" : "cuFuncGetName", 12030, 0);
+        atomic_store_explicit(&fns[kernel], (get_name_fn)p, memory_order_relaxed);
+        atomic_store_explicit(&tried[kernel], 1, memory_order_release);
+    }
+    return atomic_load_explicit(&fns[kernel], memory_order_relaxed);
+}
+
+static int copy_name(const char *name, char *buf, size_t size)
+{
+    if (name == NULL)
+        return -1;
+    snprintf(buf, size, "%s", name);
+    return 0;
+}
+
+int nvtxcorr_function_name(const void *f, char *buf, size_t size)
+{
+    const char *name = NULL;
+    get_name_fn fn = driver_name_fn(0), kn = driver_name_fn(1);
+    /* A CUkernel may be launched as a CUfunction: ask for both kinds of handle. */
+    if (fn && fn(&name, (void *)f) == CUDA_SUCCESS && name)
+        return copy_name(name, buf, size);
+    if (kn && kn(&name, (void *)f) == CUDA_SUCCESS && name)
+        return copy_name(name, buf, size);
+    if ((name = nvtxcorr_map_get(&tracked_names, f)) != NULL)
+        return copy_name(name, buf, size);
+    const void *k = nvtxcorr_map_get(&aliases, f);
+    if (k && (name = nvtxcorr_map_get(&tracked_names, k)) != NULL)
+        return copy_name(name, buf, size);
+    return -1;
+}
+
+/* The runtime names a host stub (the address of the __global__ function's host side). */
+static int host_name(const void *func, char *buf, size_t size)
+{
+    typedef cudaError_t (*func_get_name_fn)(const char **, const void *);
+    typedef cudaError_t (*func_by_symbol_fn)(cudaFunction_t *, const void *);
+    func_get_name_fn get_name = (func_get_name_fn)nvtxcorr_find_real("cudaFuncGetName");
+    const char *name = NULL;
+    if (get_name && get_name(&name, func) == cudaSuccess && name)
+        return copy_name(name, buf, size);
+    func_by_symbol_fn by_symbol = (func_by_symbol_fn)nvtxcorr_find_real("cudaGetFuncBySymbol");
+    cudaFunction_t f = NULL;
+    if (by_symbol && by_symbol(&f, func) == cudaSuccess && f &&
+        nvtxcorr_function_name(f, buf, size) == 0)
+        return 0;
+    Dl_info info; /* an exported stub names itself */
+    if (dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
+        return copy_name(info.dli_sname, buf, size);
+    return -1;
+}
+
+static const nvtxcorr_label_t *label_for_name(const char *mangled)
+{
+    char storage[3 * 1024];
+    nvtxcorr_kernel_names_t names;
+    nvtxcorr_label_result_t res;
+    nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
+    nvtxcorr_labels_match_kernel(nvtxcorr_table, &names, &res);
+    return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
+}
+
+const nvtxcorr_label_t *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
+{
+    char name[1024];
+    const nvtxcorr_label_t *l;
+    switch (kind) {
+    case NVTXCORR_KEY_GRAPH:
+        return nvtxcorr_graph_unknown(key);
+    case NVTXCORR_KEY_HOST:
+        l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name
+                                                                          : "unknown_kernel");
+        if (key && l)
+            nvtxcorr_map_put(&nvtxcorr_host_labels, key, (void *)l);
+        return l;
+    case NVTXCORR_KEY_FUNCTION:
+    default:
+        l = label_for_name(key && nvtxcorr_function_name(key, name, sizeof name) == 0
+                               ? name
+                               : "unknown_kernel");
+        if (key && l)
+            nvtxcorr_map_put(&nvtxcorr_function_labels, key, (void *)l);
+        return l;
+    }
+}

@@ -1,0 +1,85 @@
+/* Private to the label table: the rule representation shared by the parser
+ * (labels_parse.c) and the matcher (labels_match.c). Not for the preload core, which uses
+ * labels.h only. */
+#ifndef NVTXCORR_LABELS_IMPL_H
+#define NVTXCORR_LABELS_IMPL_H
+
+#include <regex.h>
+#include <stdint.h>
+
+#include "labels.h"
+
+enum rule_kind {
+    RULE_KERNEL_EXACT, /* glob without metacharacters: a hash lookup */
+    RULE_KERNEL_GLOB,
+    RULE_KERNEL_REGEX,
+    RULE_GRAPH_GLOB,
+    RULE_GRAPH_REGEX,
+};
+
+/* What a graph rule's glob looks at: graph#N or the descriptor, or one key's value. */
+enum graph_key {
+    GKEY_NAME,
+    GKEY_ORDINAL,
+    GKEY_NODES,
+    GKEY_KERNELS,
+    GKEY_SIG,
+    GKEY_TOP,
+};
+
+typedef struct label_rule {
+    enum rule_kind kind;
+    enum graph_key key;
+    char *pattern;     /* glob or exact text (regex source is not kept) */
+    regex_t *re;       /* compiled once at load, for the *_REGEX kinds */
+    const char *lit;   /* a substring every match must contain ("" when none), in pattern */
+    size_t lit_len;
+    char *label;       /* validated template with {placeholders}; NULL when skip */
+    char *category;
+    char *text;        /* the rule as written, comment and surrounding blanks removed */
+    const char *source;
+    unsigned line;
+    int has_color;
+    uint32_t color;
+} label_rule_t;
+
+typedef struct exact_slot {
+    const char *key; /* NULL: empty slot */
+    uint32_t rule;
+} exact_slot_t;
+
+typedef struct tri_bucket {
+    uint32_t tri; /* three bytes; 0 marks an empty slot (names contain no NUL) */
+    uint32_t count, cap;
+    uint32_t *rules; /* ascending rule indices */
+} tri_bucket_t;
+
+typedef struct index_list {
+    uint32_t count, cap;
+    uint32_t *rules;
+} index_list_t;
+
+struct nvtxcorr_labels {
+    label_rule_t *rules; /* inline rules first, then file rules: index order is precedence */
+    size_t count, cap;
+    char *file_source; /* the path as given: rules point at it as their source */
+
+    exact_slot_t *exact; /* open addressing; size a power of two */
+    size_t exact_size;
+    tri_bucket_t *tri; /* globs by one trigram of their required literal */
+    size_t tri_size;
+    index_list_t short_globs; /* globs whose literal is under 3 bytes: always scanned */
+    index_list_t regexes;
+    index_list_t graphs;
+};
+
+/* Builds the lookup structures once all rules are in; 0, or -1 when out of memory. */
+int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t);
+
+/* Frees the rules and their strings (labels_parse.c); the indexes are labels_match.c's. */
+void nvtxcorr_labels_free_rules(nvtxcorr_labels_t *t);
+
+/* The longest run of bytes a glob match must contain; "" when none can be proven. */
+void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len);
+
+#endif

@@ -1,0 +1,538 @@
+/* Label table matcher: finds the first rule that matches a kernel or graph and expands its
+ * label. The core calls this once per distinct kernel handle or graph and caches the
+ * answer, but a process can load 100,000 distinct kernels (JIT-compiled Triton, autotuning)
+ * against a generated table of 10,000 rules, so a linear scan of every rule per kernel is
+ * not an option. Three structures, built once at load, keep it sub-linear:
+ *   - rules without glob metacharacters sit in a hash table keyed by their literal text;
+ *   - globs are filed under one trigram of a literal substring every match must contain,
+ *     so a name only meets the globs whose trigram it contains (then memmem, then fnmatch);
+ *   - regexes and very short globs are scanned, but only below the best rule found so far.
+ * Rule order is precedence, so the smallest matching rule index wins. Graph rules are few
+ * (one per captured batch size at most) and are scanned in order. */
+#define _GNU_SOURCE
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "labels_impl.h"
+
+enum { NO_RULE = UINT32_MAX, SEEN_SLOTS = 1024 };
+
+static uint64_t hash_string(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint32_t hash_tri(uint32_t tri)
+{
+    return tri * 2654435761u;
+}
+
+static uint32_t trigram(const char *s)
+{
+    return (uint32_t)(unsigned char)s[0] << 16 | (uint32_t)(unsigned char)s[1] << 8 |
+           (unsigned char)s[2];
+}
+
+static size_t pow2_at_least(size_t n)
+{
+    size_t p = 16;
+
+    while (p < n)
+        p *= 2;
+    return p;
+}
+
+static int list_push(index_list_t *l, uint32_t rule)
+{
+    if (l->count == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 8;
+        uint32_t *n = realloc(l->rules, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        l->rules = n;
+        l->cap = cap;
+    }
+    l->rules[l->count++] = rule;
+    return 0;
+}
+
+static tri_bucket_t *tri_slot(const nvtxcorr_labels_t *t, uint32_t tri)
+{
+    size_t mask = t->tri_size - 1;
+
+    for (size_t i = hash_tri(tri) & mask;; i = (i + 1) & mask) {
+        if (t->tri[i].tri == tri || t->tri[i].tri == 0)
+            return &t->tri[i];
+    }
+}
+
+void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len)
+{
+    /* fnmatch with flags 0: '*' and '?' are wildcards, '\' quotes the next character, and a
+     * '[' opens a set whose end depends on its contents. Runs end at all of them; after the
+     * first '[' the scan stops rather than parse the set, which only gives up a hint. */
+    const char *best = glob, *run = glob;
+    size_t best_len = 0;
+
+    for (const char *c = glob;; c++) {
+        if (*c == '\0' || *c == '*' || *c == '?' || *c == '[' || *c == '\\') {
+            if ((size_t)(c - run) > best_len) {
+                best = run;
+                best_len = (size_t)(c - run);
+            }
+            if (*c == '\0' || *c == '[')
+                break;
+            if (*c == '\\' && c[1])
+                c++;
+            run = c + 1;
+        }
+    }
+    *lit = best;
+    *len = best_len;
+}
+
+static int build_exact(nvtxcorr_labels_t *t, size_t n)
+{
+    t->exact_size = pow2_at_least(n * 2);
+    t->exact = calloc(t->exact_size, sizeof(*t->exact));
+    if (!t->exact)
+        return -1;
+    for (size_t r = 0; r < t->count; r++) {
+        const label_rule_t *rule = &t->rules[r];
+        if (rule->kind != RULE_KERNEL_EXACT)
+            continue;
+        size_t mask = t->exact_size - 1;
+        for (size_t i = hash_string(rule->pattern) & mask;; i = (i + 1) & mask) {
+            if (!t->exact[i].key) {
+                t->exact[i].key = rule->pattern;
+                t->exact[i].rule = (uint32_t)r;
+                break;
+            }
+            if (strcmp(t->exact[i].key, rule->pattern) == 0)
+                break; /* an earlier rule with the same text always wins */
+        }
+    }
+    return 0;
+}
+
+/* Files a glob under the trigram of its literal with the fewest rules so far, which spreads
+ * rules that share common text ("kernel", "gemm") across buckets. */
+static int file_glob(nvtxcorr_labels_t *t, uint32_t r)
+{
+    const label_rule_t *rule = &t->rules[r];
+    tri_bucket_t *best = NULL;
+
+    for (size_t k = 0; k + 3 <= rule->lit_len; k++) {
+        tri_bucket_t *b = tri_slot(t, trigram(rule->lit + k));
+        if (!best || b->count < best->count) {
+            best = b;
+            if (b->tri == 0) {
+                b->tri = trigram(rule->lit + k);
+                break;
+            }
+        }
+    }
+    if (best->count == best->cap) {
+        uint32_t cap = best->cap ? best->cap * 2 : 4;
+        uint32_t *n = realloc(best->rules, cap * sizeof(*n));
+        if (!n)
+            return -1;
+        best->rules = n;
+        best->cap = cap;
+    }
+    best->rules[best->count++] = r;
+    return 0;
+}
+
+int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
+{
+    size_t exact = 0, globs = 0;
+
+    for (size_t r = 0; r < t->count; r++) {
+        exact += t->rules[r].kind == RULE_KERNEL_EXACT;
+        globs += t->rules[r].kind == RULE_KERNEL_GLOB && t->rules[r].lit_len >= 3;
+    }
+    if (build_exact(t, exact) != 0)
+        return -1;
+    t->tri_size = pow2_at_least(globs * 2);
+    t->tri = calloc(t->tri_size, sizeof(*t->tri));
+    if (!t->tri)
+        return -1;
+    for (size_t r = 0; r < t->count; r++) {
+        const label_rule_t *rule = &t->rules[r];
+        int rc = 0;
+
+        switch (rule->kind) {
+        case RULE_KERNEL_EXACT:
+            break;
+        case RULE_KERNEL_GLOB:
+            rc = rule->lit_len >= 3 ? file_glob(t, (uint32_t)r)
+                                    : list_push(&t->short_globs, (uint32_t)r);
+            break;
+        case RULE_KERNEL_REGEX:
+            rc = list_push(&t->regexes, (uint32_t)r);
+            break;
+        case RULE_GRAPH_GLOB:
+        case RULE_GRAPH_REGEX:
+            rc = list_push(&t->graphs, (uint32_t)r);
+            break;
+        }
+        if (rc != 0)
+            return -1;
+    }
+    return 0;
+}
+
+void nvtxcorr_labels_free(nvtxcorr_labels_t *t)
+{
+    if (!t)
+        return;
+    nvtxcorr_labels_free_rules(t);
+    free(t->exact);
+    for (size_t i = 0; i < t->tri_size; i++)
+        free(t->tri[i].rules);
+    free(t->tri);
+    free(t->short_globs.rules);
+    free(t->regexes.rules);
+    free(t->graphs.rules);
+    free(t);
+}
+
+size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *t)
+{
+    return t ? t->count : 0;
+}
+
+const char *nvtxcorr_labels_rule_text(const nvtxcorr_labels_t *t,
+                                      const nvtxcorr_label_result_t *res)
+{
+    if (!t || !res || !res->matched)
+        return NULL;
+    for (size_t r = 0; r < t->count; r++) {
+        if (t->rules[r].source == res->source && t->rules[r].line == res->line)
+            return t->rules[r].text;
+    }
+    return NULL;
+}
+
+/* The three names a kernel rule looks at, without repeats (a plain C name is all three). */
+typedef struct name_set {
+    const char *s[3];
+    size_t len[3];
+    int n;
+} name_set_t;
+
+static void name_set_init(name_set_t *ns, const nvtxcorr_kernel_names_t *names)
+{
+    const char *in[3] = {names->function, names->demangled, names->mangled};
+
+    ns->n = 0;
+    for (int i = 0; i < 3; i++) {
+        const char *s = in[i] ? in[i] : "";
+        int dup = 0;
+        for (int k = 0; k < ns->n; k++)
+            dup |= strcmp(ns->s[k], s) == 0;
+        if (!dup) {
+            ns->s[ns->n] = s;
+            ns->len[ns->n] = strlen(s);
+            ns->n++;
+        }
+    }
+}
+
+static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
+{
+    for (int i = 0; i < ns->n; i++) {
+        if (r->kind == RULE_KERNEL_REGEX) {
+            if (regexec(r->re, ns->s[i], 0, NULL, 0) == 0)
+                return 1;
+        } else if (r->lit_len == 0 || memmem(ns->s[i], ns->len[i], r->lit, r->lit_len)) {
+            if (fnmatch(r->pattern, ns->s[i], 0) == 0)
+                return 1;
+        }
+    }
+    return 0;
+}
+
+/* Rules in a list ascend; only those below *best can still win. */
+static void scan_list(const nvtxcorr_labels_t *t, const uint32_t *rules, uint32_t count,
+                      const name_set_t *ns, uint32_t *best)
+{
+    for (uint32_t k = 0; k < count && rules[k] < *best; k++) {
+        if (kernel_rule_matches(&t->rules[rules[k]], ns)) {
+            *best = rules[k];
+            return;
+        }
+    }
+}
+
+/* Remembers trigrams already looked up for this kernel. When the set is full a trigram is
+ * looked up again, which costs time but never changes the answer. */
+static int seen_before(uint32_t *seen, uint32_t tri)
+{
+    for (uint32_t i = hash_tri(tri) & (SEEN_SLOTS - 1), probes = 0; probes < 8;
+         i = (i + 1) & (SEEN_SLOTS - 1), probes++) {
+        if (seen[i] == tri)
+            return 1;
+        if (seen[i] == 0) {
+            seen[i] = tri;
+            return 0;
+        }
+    }
+    return 0;
+}
+
+static uint32_t best_kernel_rule(const nvtxcorr_labels_t *t, const name_set_t *ns)
+{
+    uint32_t best = NO_RULE;
+
+    for (int i = 0; i < ns->n; i++) {
+        size_t mask = t->exact_size - 1;
+        for (size_t k = hash_string(ns->s[i]) & mask; t->exact[k].key; k = (k + 1) & mask) {
+            if (strcmp(t->exact[k].key, ns->s[i]) == 0) {
+                if (t->exact[k].rule < best)
+                    best = t->exact[k].rule;
+                break;
+            }
+        }
+    }
+
+    uint32_t seen[SEEN_SLOTS];
+    memset(seen, 0, sizeof(seen));
+    for (int i = 0; i < ns->n; i++) {
+        for (size_t p = 0; p + 3 <= ns->len[i]; p++) {
+            uint32_t tri = trigram(ns->s[i] + p);
+            if (seen_before(seen, tri))
+                continue;
+            const tri_bucket_t *b = tri_slot(t, tri);
+            if (b->tri == tri)
+                scan_list(t, b->rules, b->count, ns, &best);
+        }
+    }
+    scan_list(t, t->short_globs.rules, t->short_globs.count, ns, &best);
+    scan_list(t, t->regexes.rules, t->regexes.count, ns, &best);
+    return best;
+}
+
+/* Appends to a label of at most NVTXCORR_LABEL_MAX - 1 bytes; longer text is cut. */
+typedef struct label_buf {
+    char *s;
+    size_t len;
+    int cut;
+} label_buf_t;
+
+static void put(label_buf_t *b, const char *s, size_t n)
+{
+    size_t room = NVTXCORR_LABEL_MAX - 1 - b->len;
+
+    if (n > room) {
+        n = room;
+        b->cut = 1;
+    }
+    memcpy(b->s + b->len, s, n);
+    b->len += n;
+    b->s[b->len] = '\0';
+}
+
+/* A cut label must not end inside a UTF-8 sequence: NVTX tools reject or mangle it. */
+static void trim_partial_utf8(label_buf_t *b)
+{
+    size_t i = b->len, need;
+
+    while (i > 0 && ((unsigned char)b->s[i - 1] & 0xC0) == 0x80 && b->len - i < 3)
+        i--;
+    if (i == 0)
+        return;
+    unsigned char lead = (unsigned char)b->s[i - 1];
+    if (lead < 0xC0)
+        return;
+    need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (b->len - (i - 1) < need) {
+        b->len = i - 1;
+        b->s[b->len] = '\0';
+    }
+}
+
+/* Expands a validated template: names[k] is the value of placeholder keys[k]. */
+static void expand(const char *tmpl, const char *const *keys, const char *const *vals,
+                   char *out)
+{
+    label_buf_t b = {out, 0, 0};
+
+    out[0] = '\0';
+    for (const char *c = tmpl; *c;) {
+        if ((c[0] == '{' && c[1] == '{') || (c[0] == '}' && c[1] == '}')) {
+            put(&b, c, 1);
+            c += 2;
+        } else if (c[0] == '{') {
+            const char *end = strchr(c, '}');
+            size_t n = (size_t)(end - c - 1);
+            for (int k = 0; keys[k]; k++) {
+                if (strlen(keys[k]) == n && memcmp(keys[k], c + 1, n) == 0) {
+                    put(&b, vals[k], strlen(vals[k]));
+                    break;
+                }
+            }
+            c = end + 1;
+        } else {
+            size_t n = strcspn(c, "{}");
+            if (n == 0)
+                n = 1; /* a lone '}' is literal */
+            put(&b, c, n);
+            c += n;
+        }
+    }
+    if (b.cut)
+        trim_partial_utf8(&b);
+}
+
+static void copy_label(char *out, const char *s)
+{
+    label_buf_t b = {out, 0, 0};
+
+    out[0] = '\0';
+    put(&b, s, strlen(s));
+    if (b.cut)
+        trim_partial_utf8(&b);
+}
+
+static void fill_result(const nvtxcorr_labels_t *t, uint32_t r, const char *const *keys,
+                        const char *const *vals, nvtxcorr_label_result_t *out)
+{
+    const label_rule_t *rule = &t->rules[r];
+
+    out->matched = 1;
+    out->skip = rule->label == NULL;
+    out->label[0] = '\0';
+    if (rule->label)
+        expand(rule->label, keys, vals, out->label);
+    out->has_color = rule->has_color;
+    out->color = rule->color;
+    out->category = rule->category;
+    out->source = rule->source;
+    out->line = rule->line;
+}
+
+static void clear_result(nvtxcorr_label_result_t *out)
+{
+    out->matched = 0;
+    out->skip = 0;
+    out->label[0] = '\0';
+    out->has_color = 0;
+    out->color = 0;
+    out->category = NULL;
+    out->source = NULL;
+    out->line = 0;
+}
+
+int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t,
+                                 const nvtxcorr_kernel_names_t *names,
+                                 nvtxcorr_label_result_t *out)
+{
+    static const char *const keys[] = {"function", "demangled", "mangled", NULL};
+    static const nvtxcorr_kernel_names_t none = {"", "", ""};
+    name_set_t ns;
+
+    clear_result(out);
+    if (!names)
+        names = &none;
+    const char *vals[] = {names->function ? names->function : "",
+                          names->demangled ? names->demangled : "",
+                          names->mangled ? names->mangled : ""};
+    if (t && t->count > 0) {
+        name_set_init(&ns, names);
+        uint32_t r = best_kernel_rule(t, &ns);
+        if (r != NO_RULE) {
+            fill_result(t, r, keys, vals, out);
+            return 1;
+        }
+    }
+    copy_label(out->label, vals[0]);
+    return 0;
+}
+
+void nvtxcorr_graph_name(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
+{
+    if (buf && size)
+        snprintf(buf, size, "graph#%u", keys ? keys->ordinal : 0);
+}
+
+void nvtxcorr_graph_descriptor(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
+{
+    static const nvtxcorr_graph_keys_t zero;
+
+    if (!buf || !size)
+        return;
+    if (!keys)
+        keys = &zero;
+    snprintf(buf, size, "graph#%u nodes=%u kernels=%u sig=%s top=%s", keys->ordinal,
+             keys->nodes, keys->kernels, keys->sig ? keys->sig : "",
+             keys->top ? keys->top : "");
+}
+
+void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
+{
+    if (buf && size)
+        snprintf(buf, size, "graph#%u (%u kernels)", keys ? keys->ordinal : 0,
+                 keys ? keys->kernels : 0);
+}
+
+static int graph_rule_matches(const label_rule_t *r, const char *const *vals, const char *desc)
+{
+    if (r->kind == RULE_GRAPH_REGEX)
+        return regexec(r->re, desc, 0, NULL, 0) == 0;
+    switch (r->key) {
+    case GKEY_NAME:
+        return fnmatch(r->pattern, vals[0], 0) == 0 || fnmatch(r->pattern, desc, 0) == 0;
+    case GKEY_ORDINAL:
+        return fnmatch(r->pattern, vals[1], 0) == 0;
+    case GKEY_NODES:
+        return fnmatch(r->pattern, vals[2], 0) == 0;
+    case GKEY_KERNELS:
+        return fnmatch(r->pattern, vals[3], 0) == 0;
+    case GKEY_SIG:
+        return fnmatch(r->pattern, vals[4], 0) == 0;
+    case GKEY_TOP:
+        return fnmatch(r->pattern, vals[5], 0) == 0;
+    }
+    return 0;
+}
+
+int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *t, const nvtxcorr_graph_keys_t *keys,
+                                nvtxcorr_label_result_t *out)
+{
+    static const char *const names[] = {"graph", "ordinal", "nodes", "kernels", "sig", "top",
+                                        NULL};
+    static const nvtxcorr_graph_keys_t zero;
+    char graph[32], ordinal[16], nodes[16], kernels[16];
+    char desc[NVTXCORR_LABEL_MAX * 2];
+
+    clear_result(out);
+    if (!keys)
+        keys = &zero;
+    nvtxcorr_graph_name(keys, graph, sizeof(graph));
+    snprintf(ordinal, sizeof(ordinal), "%u", keys->ordinal);
+    snprintf(nodes, sizeof(nodes), "%u", keys->nodes);
+    snprintf(kernels, sizeof(kernels), "%u", keys->kernels);
+    nvtxcorr_graph_descriptor(keys, desc, sizeof(desc));
+    const char *vals[] = {graph, ordinal, nodes, kernels, keys->sig ? keys->sig : "",
+                          keys->top ? keys->top : ""};
+
+    if (t) {
+        for (uint32_t k = 0; k < t->graphs.count; k++) {
+            uint32_t r = t->graphs.rules[k];
+            if (graph_rule_matches(&t->rules[r], vals, desc)) {
+                fill_result(t, r, names, vals, out);
+                return 1;
+            }
+        }
+    }
+    nvtxcorr_graph_default_label(keys, out->label, sizeof(out->label));
+    return 0;
+}

@@ -1,0 +1,54 @@
+/* Diagnostics that are safe inside someone else's process: one prefix, silent below the
+ * configured level, formatted into a stack buffer and written with write(2) (no stdio
+ * locks, no allocation), and capped so a misbehaving program cannot flood its stderr. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nvtxcorr.h"
+
+enum { MESSAGE_CAP = 200 };
+static _Atomic unsigned messages;
+
+void nvtxcorr_log(int level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warning", "info", "debug"};
+    if (!NVTXCORR_LOG_ON(level))
+        return;
+    unsigned n = atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
+    if (n > MESSAGE_CAP)
+        return;
+    int saved = errno;
+    char buf[1024];
+    int len;
+    if (n == MESSAGE_CAP) {
+        len = snprintf(buf, sizeof buf, "nvtxcorr: warning: further messages suppressed\n");
+    } else {
+        len = snprintf(buf, sizeof buf, "nvtxcorr: %s: ", names[level]);
+        va_list ap;
+        va_start(ap, fmt);
+        int m = vsnprintf(buf + len, sizeof buf - (size_t)len - 1, fmt, ap);
+        va_end(ap);
+        len += m < 0 ? 0 : m;
+        if (len > (int)sizeof buf - 2)
+            len = (int)sizeof buf - 2;
+        buf[len++] = '\n';
+    }
+    for (ssize_t off = 0; off < len;) {
+        ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(len - off));
+        if (w <= 0 && errno != EINTR)
+            break;
+        if (w > 0)
+            off += w;
+    }
+    errno = saved;
+}
+
+/* A line already formatted with its prefix (label-table errors come this way). */
+void nvtxcorr_log_line(void *ctx, const char *line)
+{
+    (void)ctx;
+    nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s", line + (strncmp(line, "nvtxcorr: error: ", 17) ? 0 : 17));
+}

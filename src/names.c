@@ -1,0 +1,286 @@
+/* Kernel names: turns the raw name a driver reports (an Itanium-mangled C++ name or a plain
+ * C name) into the three forms the label table matches on: the mangled name, the demangled
+ * name and the base "function" name that ncu --kernel-name-base function shows.
+ *
+ * Demangling borrows the C++ runtime's __cxa_demangle, looked up at run time: a C++ host
+ * already has it in the global scope; a pure C host (or a Triton/Python process that has not
+ * loaded libstdc++ yet) gets it from a private dlopen of libstdc++.so.6. Linking against
+ * libstdc++ instead would add a NEEDED entry to the preload library and drag the C++ runtime
+ * into every process it is injected into. Nothing here allocates memory that outlives a call;
+ * results live in the caller's storage. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "names.h"
+
+/* Itanium C++ ABI, section 3.4: `char *__cxa_demangle(const char *mangled, char *buf,
+ * size_t *n, int *status)`; with buf == NULL the result is malloc'd and owned by the caller. */
+typedef char *(*cxa_demangle_fn)(const char *, char *, size_t *, int *);
+
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+static cxa_demangle_fn demangler;
+
+/* Longer names are left mangled: the demangler recurses on nested types, and a driver never
+ * reports names this long for real kernels. */
+enum { DEMANGLE_INPUT_MAX = 64 * 1024 };
+
+static void resolve_demangler(void)
+{
+    void *sym = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+
+    if (!sym) {
+        /* RTLD_LOCAL keeps libstdc++'s symbols out of the global scope, so loading it here
+         * cannot change which operator new or exception runtime the host binds to. The
+         * handle is never closed: the function pointer stays in use for the process life. */
+        void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (lib)
+            sym = dlsym(lib, "__cxa_demangle");
+    }
+    /* POSIX allows converting dlsym's void * to a function pointer (XSH dlsym rationale). */
+    memcpy(&demangler, &sym, sizeof(sym));
+}
+
+/* Only `_Z` names are C++ function or variable encodings: __cxa_demangle also accepts bare
+ * type encodings, and would turn a C kernel named "i" into "int". */
+static char *demangle(const char *mangled)
+{
+    int status = 0;
+
+    if (mangled[0] != '_' || mangled[1] != 'Z' || strlen(mangled) > DEMANGLE_INPUT_MAX)
+        return NULL;
+    pthread_once(&demangler_once, resolve_demangler);
+    if (!demangler)
+        return NULL;
+    char *out = demangler(mangled, NULL, NULL, &status);
+    if (status != 0 || !out || !out[0]) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+static int is_ident(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           c == '_' || c == '$';
+}
+
+static int is_open(char c)
+{
+    return c == '(' || c == '<' || c == '[' || c == '{';
+}
+
+static int is_close(char c)
+{
+    return c == ')' || c == '>' || c == ']' || c == '}';
+}
+
+/* If s[i..] is the keyword `operator` naming an operator function ("operator()",
+ * "operator<<", "operator new[]", a conversion "operator unsigned int"), returns the index
+ * just past the operator's name, else i. Its characters are part of the name, and its `<`,
+ * `>` or `(` must not be taken for brackets. */
+static size_t skip_operator(const char *s, size_t len, size_t i)
+{
+    static const char opchars[] = "+-*/%^&|~!=<>,";
+    size_t j = i + 8;
+
+    if (len - i < 9 || memcmp(s + i, "operator", 8) != 0 || (i > 0 && is_ident(s[i - 1])))
+        return i;
+    if ((s[j] == '(' && j + 1 < len && s[j + 1] == ')') ||
+        (s[j] == '[' && j + 1 < len && s[j + 1] == ']'))
+        return j + 2;
+    if (strchr(opchars, s[j])) {
+        size_t k = 0;
+        while (j < len && k < 3 && strchr(opchars, s[j])) {
+            j++;
+            k++;
+        }
+        return j;
+    }
+    if (s[j] == ' ') {
+        /* new, delete, conversions: the name runs to the parameter or template list. */
+        j++;
+        while (j < len && (is_ident(s[j]) || s[j] == ' ' || s[j] == '*' || s[j] == '&' ||
+                           s[j] == ':' || (s[j] == '[' && j + 1 < len && s[j + 1] == ']'))) {
+            j += s[j] == '[' ? 2 : 1;
+        }
+        while (j > i + 9 && s[j - 1] == ' ')
+            j--;
+        return j;
+    }
+    return i;
+}
+
+/* Finds the base name inside a demangled name: the last name component (after `::`) of the
+ * function, without template arguments, `[abi:...]` tags, parameters, qualifiers or a
+ * leading return type. One pass with a bracket stack; angle brackets count only outside
+ * parentheses, where the demangler prints expressions such as "(3)>(2)". Returns 0 and the
+ * span [*b, *e), or -1 when the name does not parse (unbalanced or too deep). */
+static int base_span(const char *s, size_t len, size_t *b, size_t *e)
+{
+    char stack[128];
+    size_t depth = 0;
+    size_t comp = 0;          /* start of the current name component */
+    size_t nend = (size_t)-1; /* end of the component's name proper, once seen */
+    size_t bs = 0, be = 0;
+    int have = 0, after_params = 0;
+
+    for (size_t i = 0; i < len;) {
+        char c = s[i];
+        size_t j = skip_operator(s, len, i);
+
+        if (j != i) {
+            /* The demangler writes "operator< <int>" so the template list cannot fuse with
+             * the operator; that space is not a return-type separator. */
+            if (depth == 0 && j + 1 < len && s[j] == ' ' && s[j + 1] == '<') {
+                if (nend == (size_t)-1)
+                    nend = j;
+                j++;
+            }
+            i = j;
+            continue;
+        }
+        if (depth > 0) {
+            char top = stack[depth - 1];
+            if (is_open(c) && !(c == '<' && top == '(')) {
+                if (depth == sizeof(stack))
+                    return -1;
+                stack[depth++] = c;
+            } else if (is_close(c) && !(c == '>' && top != '<')) {
+                depth--;
+            }
+            i++;
+            continue;
+        }
+        if (c == ':' && i + 1 < len && s[i + 1] == ':') {
+            /* A local entity ("outer(int)::inner(float)"): the name starts over. */
+            after_params = 0;
+            comp = i + 2;
+            nend = (size_t)-1;
+            i += 2;
+            continue;
+        }
+        if (after_params) {
+            /* " const", " &&", " [clone .cold]" after the parameter list. */
+            if (is_open(c))
+                stack[depth++] = c;
+            else if (is_close(c))
+                return -1;
+            i++;
+            continue;
+        }
+        if (c == ' ') {
+            /* Top-level space: what came before was a return type. */
+            comp = i + 1;
+            nend = (size_t)-1;
+        } else if (c == '(' && i > comp) {
+            if (nend == (size_t)-1)
+                nend = i;
+            bs = comp;
+            be = nend;
+            have = 1;
+            after_params = 1;
+            stack[depth++] = c;
+        } else if (is_open(c)) {
+            /* "(anonymous namespace)" and "{lambda(int)#1}" are names; a '<' or '[' after
+             * name characters opens template arguments or an ABI tag. */
+            if (i > comp && nend == (size_t)-1 && c != '{')
+                nend = i;
+            stack[depth++] = c;
+        } else if (is_close(c)) {
+            return -1;
+        }
+        i++;
+    }
+    if (depth > 0)
+        return -1;
+    if (!after_params && comp < len) {
+        bs = comp;
+        be = nend == (size_t)-1 ? len : nend;
+        have = 1;
+    }
+    if (!have || be <= bs)
+        return -1;
+    *b = bs;
+    *e = be;
+    return 0;
+}
+
+/* Copies n bytes of src into buf as a string; returns -1 when it had to truncate. */
+static int copy_span(char *buf, size_t size, const char *src, size_t n)
+{
+    int rc = 0;
+
+    if (size == 0)
+        return -1;
+    if (n >= size) {
+        n = size - 1;
+        rc = -1;
+    }
+    memcpy(buf, src, n);
+    buf[n] = '\0';
+    return rc;
+}
+
+static int base_into(const char *demangled, char *buf, size_t size)
+{
+    size_t len = strlen(demangled);
+    size_t b, e;
+
+    if (base_span(demangled, len, &b, &e) != 0) {
+        b = 0;
+        e = len;
+    }
+    return copy_span(buf, size, demangled + b, e - b);
+}
+
+void nvtxcorr_names_base(const char *demangled, char *buf, size_t size)
+{
+    if (!buf || size == 0)
+        return;
+    if (!demangled) {
+        buf[0] = '\0';
+        return;
+    }
+    (void)base_into(demangled, buf, size);
+}
+
+int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *out, char *storage,
+                                size_t storage_size)
+{
+    if (!mangled)
+        mangled = "";
+    out->mangled = mangled;
+    out->demangled = mangled;
+    out->function = mangled;
+
+    char *dem = demangle(mangled);
+    if (!dem)
+        return 0;
+    if (!storage || storage_size < 2) {
+        free(dem);
+        return -1;
+    }
+
+    /* The base name goes first: it is the default label, so it gets the storage when both
+     * do not fit. */
+    size_t len = strlen(dem);
+    size_t b, e;
+    if (base_span(dem, len, &b, &e) != 0) {
+        b = 0;
+        e = len;
+    }
+    size_t base_room = e - b + 1 < storage_size ? e - b + 1 : storage_size - 1;
+    int rc = copy_span(storage, base_room, dem + b, e - b);
+    char *rest = storage + base_room;
+    size_t rest_size = storage_size - base_room;
+    if (copy_span(rest, rest_size, dem, len) != 0)
+        rc = -1;
+    out->function = storage;
+    out->demangled = rest;
+    free(dem);
+    return rc;
+}

@@ -1,0 +1,233 @@
+/* The small core behind the hooks: real-function slots, the enable state, the per-thread
+ * launch bracket and the per-handle label cache. The hook files (driver_hooks.c,
+ * runtime_hooks.c, procaddr.c, resolve.c) are thin wrappers over what is declared here; the
+ * per-launch path is the inline functions at the end, and does no string work, takes no lock
+ * and allocates nothing. */
+#ifndef NVTXCORR_CORE_H
+#define NVTXCORR_CORE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "cuda_abi.h"
+
+#define NVTXCORR_EXPORT __attribute__((visibility("default")))
+#define NVTXCORR_LIKELY(x) __builtin_expect(!!(x), 1)
+#define NVTXCORR_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* ---- configuration (config.c): every environment variable is read there, once ---- */
+enum { NVTXCORR_LOG_ERROR = 0, NVTXCORR_LOG_WARN, NVTXCORR_LOG_INFO, NVTXCORR_LOG_DEBUG };
+enum { NVTXCORR_LABEL_TEXT_MAX = 256 };
+enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
+
+typedef struct nvtxcorr_config {
+    int enabled;            /* NVTXCORR */
+    int log_level;          /* NVTXCORR_LOG */
+    const char *labels;     /* NVTXCORR_LABELS */
+    const char *labels_inline; /* NVTXCORR_LABELS_INLINE */
+    int capture;            /* NVTXCORR_CAPTURE */
+    int graph_marks;        /* NVTXCORR_GRAPH_MARKS */
+    const char *injection;  /* NVTX_INJECTION64_PATH, only reported */
+} nvtxcorr_config_t;
+
+extern nvtxcorr_config_t nvtxcorr_config;
+void nvtxcorr_config_read(void);
+
+/* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
+void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void nvtxcorr_log_line(void *ctx, const char *line);
+#define NVTXCORR_LOG_ON(level) ((level) <= nvtxcorr_config.log_level)
+
+/* ---- the hook table and real-function slots (resolve.c) ---- */
+typedef enum nvtxcorr_slot_id {
+#define DRIVER(kind, sym, ...) NVTXCORR_SLOT_##sym,
+#define RUNTIME(kind, sym, ...) NVTXCORR_SLOT_##sym,
+#include "hooks.def"
+    NVTXCORR_SLOT_COUNT
+} nvtxcorr_slot_id_t;
+
+typedef struct nvtxcorr_hook {
+    const char *symbol;      /* exported ABI name */
+    const char *public_name; /* name given to cuGetProcAddress; NULL for runtime hooks */
+    int version;             /* driver ABI version (first cudaVersion returning it) */
+    int ptsz;
+    void *hook; /* our wrapper, exported under `symbol` */
+} nvtxcorr_hook_t;
+
+extern const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT];
+extern void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
+
+void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id);
+static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
+{
+    void *p = atomic_load_explicit(&nvtxcorr_real_fn[id], memory_order_acquire);
+    return NVTXCORR_LIKELY(p != NULL) ? p : nvtxcorr_resolve_slot(id);
+}
+
+/* Returns our hook for slot `id` if `real` is (or can become) that slot's real function,
+ * else `real` itself: a second, different implementation is passed through untouched. */
+void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real);
+/* The slot whose hook `fn` is, or -1. */
+int nvtxcorr_slot_of_hook(const void *fn);
+/* The glibc dlsym behind our override. */
+void *nvtxcorr_real_dlsym(void *handle, const char *name);
+/* A real symbol: RTLD_NEXT from us, then every loaded object (finds RTLD_LOCAL libraries). */
+void *nvtxcorr_find_real(const char *name);
+/* Wraps a driver function the caller obtained from a resolver for `public_name`.
+ * version < 0 means the requested ABI version is unknown (cudaGetDriverEntryPoint). */
+void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,
+                           void *fn);
+/* A driver entry point for our own use (names, capture queries, graph contents), through
+ * the real cuGetProcAddress_v2; NULL if the driver lacks it. */
+void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
+/* One-line summary of which paths are live, for the info line. */
+void nvtxcorr_describe_paths(char *buf, size_t size);
+
+/* ---- enable state (core.c) ---- */
+enum { NVTXCORR_MODE_UNINIT = 0, NVTXCORR_MODE_PASSTHROUGH, NVTXCORR_MODE_ACTIVE };
+extern _Atomic int nvtxcorr_mode;
+int nvtxcorr_init_slow(void);
+
+/* True when this call must be bracketed. The first hooked call initialises (race-free);
+ * a hook re-entered from inside initialisation passes through. */
+static inline int nvtxcorr_active(void)
+{
+    int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT))
+        return m == NVTXCORR_MODE_ACTIVE;
+    return nvtxcorr_init_slow();
+}
+
+/* ---- per-thread state ---- */
+typedef struct nvtxcorr_capture_entry {
+    const void *stream;
+    unsigned generation;
+    unsigned char ptsz, capturing;
+} nvtxcorr_capture_entry_t;
+
+enum { NVTXCORR_CAPTURE_CACHE = 4 };
+typedef struct nvtxcorr_thread {
+    /* Hooked calls in progress on this thread: a runtime launch reaches the driver through a
+     * hooked pointer too, and only the outermost call gets a range. */
+    unsigned depth;
+    unsigned capture_next;
+    nvtxcorr_capture_entry_t capture[NVTXCORR_CAPTURE_CACHE];
+} nvtxcorr_thread_t;
+
+extern __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
+
+/* ---- labels ready to push (emit.c) ---- */
+typedef struct nvtxcorr_label {
+    nvtxEventAttributes_t attr; /* registered string, colour, category */
+    int skip;                   /* rule said "-": no range */
+    const char *text;
+    struct nvtxcorr_label *_Atomic capture; /* the "(capture)" variant, made on first use */
+} nvtxcorr_label_t;
+
+extern nvtxDomainHandle_t nvtxcorr_domain;
+int nvtxcorr_emit_init(void);
+/* Interned by (text, colour, category): the same label is registered once. */
+const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
+                                            const char *category, int skip);
+const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l);
+void nvtxcorr_emit_mark(const char *text, const char *category);
+
+/* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
+typedef struct nvtxcorr_map_slot {
+    _Atomic uintptr_t key;
+    void *_Atomic value;
+} nvtxcorr_map_slot_t;
+
+typedef struct nvtxcorr_map_table {
+    size_t mask;
+    size_t used;
+    struct nvtxcorr_map_table *older; /* kept for readers still walking it; never freed */
+    nvtxcorr_map_slot_t slots[];
+} nvtxcorr_map_table_t;
+
+typedef struct nvtxcorr_map {
+    nvtxcorr_map_table_t *_Atomic table;
+} nvtxcorr_map_t;
+
+static inline size_t nvtxcorr_map_hash(uintptr_t key)
+{
+    /* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. */
+    return (size_t)(((uint64_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 20);
+}
+
+static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
+{
+    nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_acquire);
+    uintptr_t key = (uintptr_t)handle;
+    if (NVTXCORR_UNLIKELY(t == NULL || key == 0))
+        return NULL;
+    for (size_t i = nvtxcorr_map_hash(key) & t->mask;; i = (i + 1) & t->mask) {
+        uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_acquire);
+        if (k == key)
+            return atomic_load_explicit(&t->slots[i].value, memory_order_acquire);
+        if (k == 0)
+            return NULL;
+    }
+}
+void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
+void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
+
+/* ---- what a launch is keyed by (names.c of the core: labels_core.c) ---- */
+extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> label */
+extern nvtxcorr_map_t nvtxcorr_host_labels;     /* runtime host stub -> label */
+extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */
+
+typedef enum { NVTXCORR_KEY_FUNCTION, NVTXCORR_KEY_HOST, NVTXCORR_KEY_GRAPH } nvtxcorr_key_t;
+const nvtxcorr_label_t *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key);
+void nvtxcorr_track_name(const void *handle, const char *name);
+void nvtxcorr_track_alias(const void *function, const void *kernel);
+void nvtxcorr_forget_functions(void);
+/* Raw (mangled) name of a CUfunction/CUkernel into buf; 0 on success. */
+int nvtxcorr_function_name(const void *f, char *buf, size_t size);
+
+/* ---- graphs (graphs.c) ---- */
+void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph);
+void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph);
+void nvtxcorr_graph_destroyed(CUgraphExec exec);
+const nvtxcorr_label_t *nvtxcorr_graph_unknown(const void *exec);
+
+/* ---- stream capture (capture.c) ---- */
+extern _Atomic unsigned nvtxcorr_captures_open;
+void nvtxcorr_capture_changed(int delta);
+const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
+                                                int ptsz);
+
+/* ---- the launch bracket ---- */
+static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_key_t kind,
+                                                            nvtxcorr_map_t *map, const void *key,
+                                                            const void *stream, int ptsz)
+{
+    if (nvtxcorr_thread.depth++ != 0)
+        return NULL;
+    const nvtxcorr_label_t *l = (const nvtxcorr_label_t *)nvtxcorr_map_get(map, key);
+    if (NVTXCORR_UNLIKELY(l == NULL))
+        l = nvtxcorr_label_lookup_slow(kind, key);
+    if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
+        l = nvtxcorr_capture_adjust(l, stream, ptsz);
+    if (l == NULL || l->skip)
+        return NULL;
+    nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
+    return l;
+}
+
+static inline void nvtxcorr_launch_end(const nvtxcorr_label_t *pushed)
+{
+    if (pushed)
+        nvtxDomainRangePop(nvtxcorr_domain);
+    nvtxcorr_thread.depth--;
+}
+
+/* Non-launch hooks (instantiate, capture begin/end, name tracking) use the same depth so
+ * that a runtime call and the driver call beneath it act once. */
+static inline int nvtxcorr_enter(void) { return nvtxcorr_thread.depth++ == 0; }
+static inline void nvtxcorr_leave(void) { nvtxcorr_thread.depth--; }
+
+#endif

@@ -1,0 +1,243 @@
+/* Symbol resolution: the real-function slots, the one resolver for real symbols, and the
+ * dlsym override.
+ *
+ * Programs reach the driver through direct symbols, dlsym on a libcuda handle (Triton),
+ * cuGetProcAddress (cudart, cuBLAS, PyTorch: procaddr.c) and cudaGetDriverEntryPoint. The
+ * first is covered by exporting the hooks; this file covers dlsym, and gives every path the
+ * same rule: a real function that arrives for a hooked symbol is stored in that symbol's
+ * slot (first one wins) and the caller gets our hook, which calls exactly that function. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nvtxcorr.h"
+
+void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
+
+const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT] = {
+#define DRIVER(kind, sym, pub, ver, ptsz, ...) {#sym, #pub, ver, ptsz, (void *)sym},
+#define RUNTIME(kind, sym, ptsz, ...) {#sym, NULL, 0, ptsz, (void *)sym},
+#include "hooks.def"
+};
+
+typedef void *(*dlsym_fn)(void *, const char *);
+static dlsym_fn _Atomic real_dlsym_fn;
+
+void *nvtxcorr_real_dlsym(void *handle, const char *name)
+{
+    dlsym_fn f = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
+    if (NVTXCORR_UNLIKELY(f == NULL)) {
+        /* dlvsym is not overridden, so this reaches glibc's dlsym (GLIBC_2.34 since dlsym
+         * moved into libc; GLIBC_2.2.5 before). */
+        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+        if (f == NULL)
+            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
+        if (f == NULL)
+            return NULL;
+        atomic_store_explicit(&real_dlsym_fn, f, memory_order_release);
+    }
+    return f(handle, name);
+}
+
+int nvtxcorr_slot_of_hook(const void *fn)
+{
+    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++)
+        if (nvtxcorr_hooks[i].hook == fn)
+            return i;
+    return -1;
+}
+
+static int slot_of_symbol(const char *name)
+{
+    /* Every hooked symbol starts with "cu" or "__cu": reject the rest of dlsym's traffic
+     * (every program's) before comparing strings. */
+    if (name == NULL || !((name[0] == 'c' && name[1] == 'u') || name[0] == '_'))
+        return -1;
+    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++)
+        if (!strcmp(nvtxcorr_hooks[i].symbol, name))
+            return i;
+    return -1;
+}
+
+static struct link_map *object_of(const void *addr)
+{
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (addr == NULL || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP))
+        return NULL;
+    return map;
+}
+
+static int is_ours(const void *addr)
+{
+    static struct link_map *_Atomic self;
+    struct link_map *s = atomic_load_explicit(&self, memory_order_relaxed);
+    if (s == NULL) {
+        s = object_of((const void *)nvtxcorr_real_dlsym);
+        atomic_store_explicit(&self, s, memory_order_relaxed);
+    }
+    return addr != NULL && object_of(addr) == s;
+}
+
+/* Looks `name` up in one loaded object only (not its dependencies): dlsym on a handle
+ * searches the object's whole dependency scope, so a hit elsewhere is rejected. */
+static void *lookup_in(struct link_map *m, const char *name)
+{
+    void *h = dlopen(m->l_name && m->l_name[0] ? m->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (h == NULL)
+        return NULL;
+    void *p = nvtxcorr_real_dlsym(h, name);
+    dlclose(h);
+    return p && object_of(p) == m ? p : NULL;
+}
+
+static struct link_map *first_object(void)
+{
+    struct link_map *m = NULL;
+    void *h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
+    if (h && dlinfo(h, RTLD_DI_LINKMAP, &m) != 0)
+        m = NULL;
+    if (h)
+        dlclose(h);
+    while (m && m->l_prev)
+        m = m->l_prev;
+    return m;
+}
+
+/* The one resolver for real symbols. RTLD_NEXT from here finds libraries in the global
+ * scope. A libcudart that PyTorch-style loading put in a local scope (a dependency of a
+ * library dlopen'ed RTLD_LOCAL) is invisible to RTLD_NEXT, so every loaded object is then
+ * searched in load order, skipping this library. */
+void *nvtxcorr_find_real(const char *name)
+{
+    void *p = nvtxcorr_real_dlsym(RTLD_NEXT, name);
+    if (p && !is_ours(p))
+        return p;
+    for (struct link_map *m = first_object(); m; m = m->l_next) {
+        p = lookup_in(m, name);
+        if (p && !is_ours(p))
+            return p;
+    }
+    return NULL;
+}
+
+void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id)
+{
+    void *p = nvtxcorr_find_real(nvtxcorr_hooks[id].symbol);
+    if (p == NULL) {
+        nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s: real function not found; call fails",
+                     nvtxcorr_hooks[id].symbol);
+        return NULL;
+    }
+    void *expected = NULL;
+    if (!atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, p))
+        p = expected;
+    return p;
+}
+
+void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
+{
+    void *hook = nvtxcorr_hooks[id].hook;
+    if (real == NULL || real == hook || nvtxcorr_slot_of_hook(real) >= 0)
+        return real;
+    /* Disabled or no NVTX tool: hand out the real function, so that path costs nothing. */
+    if (!nvtxcorr_active())
+        return real;
+    void *expected = NULL;
+    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real) ||
+        expected == real)
+        return hook;
+    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
+                 nvtxcorr_hooks[id].symbol, real);
+    return real;
+}
+
+/* RTLD_NEXT must mean "after the object that called dlsym". glibc works that out from the
+ * return address, which inside this override is ours: a library preloaded after us asking
+ * for the next "puts" would get its own. So the search is redone from the caller's object,
+ * in load order, one object at a time. */
+static void *next_after(const void *caller, const char *name)
+{
+    struct link_map *m = object_of(caller);
+    if (m == NULL)
+        return nvtxcorr_real_dlsym(RTLD_NEXT, name);
+    for (m = m->l_next; m; m = m->l_next) {
+        void *p = lookup_in(m, name);
+        if (p)
+            return p;
+    }
+    return NULL;
+}
+
+NVTXCORR_EXPORT void *dlsym(void *handle, const char *name)
+{
+    if (handle == RTLD_NEXT)
+        return next_after(__builtin_return_address(0), name);
+    void *p = nvtxcorr_real_dlsym(handle, name);
+    int id = p ? slot_of_symbol(name) : -1;
+    return id < 0 ? p : nvtxcorr_claim((nvtxcorr_slot_id_t)id, p);
+}
+
+void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,
+                           void *fn)
+{
+    if (fn == NULL || public_name == NULL || nvtxcorr_slot_of_hook(fn) >= 0)
+        return fn;
+    int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
+    int best = -1, any_ptsz = 0, known = 0;
+    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
+        const nvtxcorr_hook_t *h = &nvtxcorr_hooks[i];
+        if (h->public_name == NULL || strcmp(h->public_name, public_name))
+            continue;
+        known = 1;
+        any_ptsz |= h->ptsz;
+        /* The driver already chose; a pointer we hold in a slot is that slot's ABI. */
+        if (atomic_load_explicit(&nvtxcorr_real_fn[i], memory_order_acquire) == fn)
+            return nvtxcorr_active() ? h->hook : fn;
+    }
+    if (!known || version < 0)
+        return fn; /* unknown symbol, or ABI version unknown: never guess a signature */
+    if (ptsz && !any_ptsz)
+        ptsz = 0; /* no per-thread variant exists: the driver returned the only one */
+    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
+        const nvtxcorr_hook_t *h = &nvtxcorr_hooks[i];
+        if (h->public_name && !strcmp(h->public_name, public_name) && h->ptsz == ptsz &&
+            h->version <= version && (best < 0 || h->version > nvtxcorr_hooks[best].version))
+            best = i;
+    }
+    return best < 0 ? fn : nvtxcorr_claim((nvtxcorr_slot_id_t)best, fn);
+}
+
+typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
+                              CUdriverProcAddressQueryResult *);
+
+void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz)
+{
+    gpa_v2_fn gpa = (gpa_v2_fn)nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress_v2);
+    void *p = NULL;
+    CUdriverProcAddressQueryResult status;
+    cuuint64_t flags = ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
+                            : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+    if (gpa == NULL || gpa(public_name, &p, version, flags, &status) != CUDA_SUCCESS)
+        return NULL;
+    return p;
+}
+
+void nvtxcorr_describe_paths(char *buf, size_t size)
+{
+    Dl_info drv = {0}, rt = {0};
+    void *d = nvtxcorr_find_real("cuGetProcAddress_v2");
+    void *r = nvtxcorr_find_real("cudaGetDriverEntryPoint");
+    if (d)
+        dladdr(d, &drv);
+    if (r)
+        dladdr(r, &rt);
+    snprintf(buf, size,
+             "hooks: driver symbols, dlsym, cuGetProcAddress(_v2), runtime symbols, "
+             "cudaGetDriverEntryPoint(ByVersion); libcuda: %s; libcudart: %s",
+             drv.dli_fname ? drv.dli_fname : "not loaded yet",
+             rt.dli_fname ? rt.dli_fname : "not loaded (static runtime or none)");
+}
