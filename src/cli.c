@@ -39,6 +39,11 @@ static void print_error(void *ctx, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
+static void field(const char *name, const char *value)
+{
+    printf("  %-11s %s\n", name, value);
+}
+
 /* Loads each source alone so the success line can give a count per source; the sources are
  * independent, so this reports exactly what a combined load reports. */
 static int check_one(const char *inline_rules, const char *path)
@@ -92,18 +97,18 @@ static void print_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result
     const char *text = nvtxcorr_labels_rule_text(t, res);
 
     if (res->matched)
-        printf("  rule:      %s:%u: %s\n", res->source, res->line, text ? text : "");
+        printf("  %-11s %s:%u: %s\n", "rule:", res->source, res->line, text ? text : "");
     else
-        printf("  rule:      no rule (default label)\n");
+        field("rule:", "no rule (default label)");
     if (res->skip)
-        printf("  label:     skip (no range)\n");
+        field("label:", "skip (no range)");
     else
-        printf("  label:     %s\n", res->label);
+        field("label:", res->label);
     if (res->has_color)
-        printf("  color:     #%06X\n", (unsigned)(res->color & 0xFFFFFFu));
+        printf("  %-11s #%06X\n", "color:", (unsigned)(res->color & 0xFFFFFFu));
     else
-        printf("  color:     none\n");
-    printf("  category:  %s\n", res->category ? res->category : "none");
+        field("color:", "none");
+    field("category:", res->category ? res->category : "none");
 }
 
 /* "graph#N nodes=.. kernels=.. sig=.. top=..", any key may be left out. */
@@ -158,9 +163,9 @@ static int explain_graph(const nvtxcorr_labels_t *t, const char *arg)
     }
     printf("%s\n", arg);
     nvtxcorr_graph_name(&keys, buf, sizeof(buf));
-    printf("  graph:     %s\n", buf);
+    field("graph:", buf);
     nvtxcorr_graph_descriptor(&keys, buf, sizeof(buf));
-    printf("  descriptor: %s\n", buf);
+    field("descriptor:", buf);
     nvtxcorr_labels_match_graph(t, &keys, &res);
     print_result(t, &res);
     return 0;
@@ -181,9 +186,9 @@ static void explain_kernel(const nvtxcorr_labels_t *t, const char *name)
         names.function = base;
     }
     printf("%s\n", name);
-    printf("  mangled:   %s\n", names.mangled);
-    printf("  demangled: %s\n", names.demangled);
-    printf("  function:  %s\n", names.function);
+    field("mangled:", names.mangled);
+    field("demangled:", names.demangled);
+    field("function:", names.function);
     nvtxcorr_labels_match_kernel(t, &names, &res);
     print_result(t, &res);
 }

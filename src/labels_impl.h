@@ -30,7 +30,8 @@ enum graph_key {
 typedef struct label_rule {
     enum rule_kind kind;
     enum graph_key key;
-    char *pattern;     /* glob or exact text (regex source is not kept) */
+    char *pattern;     /* glob or exact text; for a regex its required literal (the
+                          source is not kept, the compiled form is) */
     regex_t *re;       /* compiled once at load, for the *_REGEX kinds */
     const char *lit;   /* a substring every match must contain ("" when none), in pattern */
     size_t lit_len;
@@ -66,10 +67,10 @@ struct nvtxcorr_labels {
 
     exact_slot_t *exact; /* open addressing; size a power of two */
     size_t exact_size;
-    tri_bucket_t *tri; /* globs by one trigram of their required literal */
+    tri_bucket_t *tri; /* globs and regexes by one trigram of their required literal */
     size_t tri_size;
     index_list_t short_globs; /* globs whose literal is under 3 bytes: always scanned */
-    index_list_t regexes;
+    index_list_t regexes;     /* regexes likewise */
     index_list_t graphs;
 };
 

@@ -4,9 +4,11 @@
  * against a generated table of 10,000 rules, so a linear scan of every rule per kernel is
  * not an option. Three structures, built once at load, keep it sub-linear:
  *   - rules without glob metacharacters sit in a hash table keyed by their literal text;
- *   - globs are filed under one trigram of a literal substring every match must contain,
- *     so a name only meets the globs whose trigram it contains (then memmem, then fnmatch);
- *   - regexes and very short globs are scanned, but only below the best rule found so far.
+ *   - globs and regexes are filed under one trigram of a literal substring every match
+ *     must contain, so a name only meets the rules whose trigram it contains (then memmem,
+ *     then fnmatch or regexec);
+ *   - rules with no such literal of 3 bytes are scanned, but only below the best rule found
+ *     so far.
  * Rule order is precedence, so the smallest matching rule index wins. Graph rules are few
  * (one per captured batch size at most) and are scanned in order. */
 #define _GNU_SOURCE
@@ -121,71 +123,84 @@ static int build_exact(nvtxcorr_labels_t *t, size_t n)
     return 0;
 }
 
-/* Files a glob under the trigram of its literal with the fewest rules so far, which spreads
- * rules that share common text ("kernel", "gemm") across buckets. */
-static int file_glob(nvtxcorr_labels_t *t, uint32_t r)
+static int indexed(const label_rule_t *r)
+{
+    return (r->kind == RULE_KERNEL_GLOB || r->kind == RULE_KERNEL_REGEX) && r->lit_len >= 3;
+}
+
+/* Files a rule under the trigram of its literal that is rarest among all rules' literals
+ * (counted in an approximate sketch), so rules sharing common text ("kernel", "gemm") do
+ * not pile into one bucket that every name then walks. */
+static int file_indexed(nvtxcorr_labels_t *t, uint32_t r, const uint32_t *freq)
 {
     const label_rule_t *rule = &t->rules[r];
-    tri_bucket_t *best = NULL;
+    size_t pick = 0;
+    uint32_t pick_freq = UINT32_MAX;
 
     for (size_t k = 0; k + 3 <= rule->lit_len; k++) {
-        tri_bucket_t *b = tri_slot(t, trigram(rule->lit + k));
-        if (!best || b->count < best->count) {
-            best = b;
-            if (b->tri == 0) {
-                b->tri = trigram(rule->lit + k);
-                break;
-            }
+        uint32_t f = freq[hash_tri(trigram(rule->lit + k)) >> 16];
+        if (f < pick_freq) {
+            pick = k;
+            pick_freq = f;
         }
     }
-    if (best->count == best->cap) {
-        uint32_t cap = best->cap ? best->cap * 2 : 4;
-        uint32_t *n = realloc(best->rules, cap * sizeof(*n));
+    uint32_t tri = trigram(rule->lit + pick);
+    tri_bucket_t *b = tri_slot(t, tri);
+    b->tri = tri;
+    if (b->count == b->cap) {
+        uint32_t cap = b->cap ? b->cap * 2 : 4;
+        uint32_t *n = realloc(b->rules, cap * sizeof(*n));
         if (!n)
             return -1;
-        best->rules = n;
-        best->cap = cap;
+        b->rules = n;
+        b->cap = cap;
     }
-    best->rules[best->count++] = r;
+    b->rules[b->count++] = r;
     return 0;
 }
 
 int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
 {
-    size_t exact = 0, globs = 0;
+    size_t exact = 0, nindexed = 0;
+    uint32_t *freq;
 
     for (size_t r = 0; r < t->count; r++) {
         exact += t->rules[r].kind == RULE_KERNEL_EXACT;
-        globs += t->rules[r].kind == RULE_KERNEL_GLOB && t->rules[r].lit_len >= 3;
+        nindexed += indexed(&t->rules[r]);
     }
     if (build_exact(t, exact) != 0)
         return -1;
-    t->tri_size = pow2_at_least(globs * 2);
+    t->tri_size = pow2_at_least(nindexed * 2);
     t->tri = calloc(t->tri_size, sizeof(*t->tri));
-    if (!t->tri)
+    freq = calloc(1u << 16, sizeof(*freq));
+    if (!t->tri || !freq) {
+        free(freq);
         return -1;
+    }
+    for (size_t r = 0; r < t->count; r++) {
+        const label_rule_t *rule = &t->rules[r];
+        for (size_t k = 0; indexed(rule) && k + 3 <= rule->lit_len; k++)
+            freq[hash_tri(trigram(rule->lit + k)) >> 16]++;
+    }
     for (size_t r = 0; r < t->count; r++) {
         const label_rule_t *rule = &t->rules[r];
         int rc = 0;
 
-        switch (rule->kind) {
-        case RULE_KERNEL_EXACT:
-            break;
-        case RULE_KERNEL_GLOB:
-            rc = rule->lit_len >= 3 ? file_glob(t, (uint32_t)r)
-                                    : list_push(&t->short_globs, (uint32_t)r);
-            break;
-        case RULE_KERNEL_REGEX:
+        if (indexed(rule)) {
+            rc = file_indexed(t, (uint32_t)r, freq);
+        } else if (rule->kind == RULE_KERNEL_GLOB) {
+            rc = list_push(&t->short_globs, (uint32_t)r);
+        } else if (rule->kind == RULE_KERNEL_REGEX) {
             rc = list_push(&t->regexes, (uint32_t)r);
-            break;
-        case RULE_GRAPH_GLOB:
-        case RULE_GRAPH_REGEX:
+        } else if (rule->kind == RULE_GRAPH_GLOB || rule->kind == RULE_GRAPH_REGEX) {
             rc = list_push(&t->graphs, (uint32_t)r);
-            break;
         }
-        if (rc != 0)
+        if (rc != 0) {
+            free(freq);
             return -1;
+        }
     }
+    free(freq);
     return 0;
 }
 
@@ -249,13 +264,11 @@ static void name_set_init(name_set_t *ns, const nvtxcorr_kernel_names_t *names)
 static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
 {
     for (int i = 0; i < ns->n; i++) {
-        if (r->kind == RULE_KERNEL_REGEX) {
-            if (regexec(r->re, ns->s[i], 0, NULL, 0) == 0)
-                return 1;
-        } else if (r->lit_len == 0 || memmem(ns->s[i], ns->len[i], r->lit, r->lit_len)) {
-            if (fnmatch(r->pattern, ns->s[i], 0) == 0)
-                return 1;
-        }
+        if (r->lit_len > 0 && !memmem(ns->s[i], ns->len[i], r->lit, r->lit_len))
+            continue;
+        if (r->kind == RULE_KERNEL_REGEX ? regexec(r->re, ns->s[i], 0, NULL, 0) == 0
+                                         : fnmatch(r->pattern, ns->s[i], 0) == 0)
+            return 1;
     }
     return 0;
 }

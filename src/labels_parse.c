@@ -352,6 +352,67 @@ static int regex_weight(parser_t *p, unsigned line, const char *src)
     return 0;
 }
 
+/* The longest run of plain characters a regex match must contain, so the matcher can skip
+ * regexec for names without it (regexec costs far more than memmem). Only runs outside
+ * groups count, none at all with an alternation, and a character under `*`, `?` or a
+ * bound is not required; anything unclear ends the run, which only weakens the hint.
+ * Returns a malloc'd string (maybe empty), or NULL when out of memory. */
+static char *regex_literal(const char *src)
+{
+    size_t n = strlen(src), best = 0, best_at = 0, run = 0, run_at = 0, depth = 0;
+
+    if (strchr(src, '|'))
+        return strdup("");
+    for (size_t i = 0; i <= n; i++) {
+        char c = src[i];
+        if (depth == 0 && c != '\0' && !strchr(".[]()*+?{}|^$\\", c)) {
+            if (run == 0)
+                run_at = i;
+            run++;
+            continue;
+        }
+        if (run > 0 && (c == '*' || c == '?' || c == '{')) {
+            /* The quantifier takes the last character, all of it if multi-byte. */
+            while (run > 0 && ((unsigned char)src[run_at + run - 1] & 0xC0) == 0x80)
+                run--;
+            if (run > 0)
+                run--;
+        }
+        if (run > best) {
+            best = run;
+            best_at = run_at;
+        }
+        run = 0;
+        if (c == '(') {
+            depth++;
+        } else if (c == ')' && depth > 0) {
+            depth--;
+        } else if (c == '\\' && src[i + 1]) {
+            i++;
+        } else if (c == '[') {
+            i++;
+            if (src[i] == '^')
+                i++;
+            if (src[i] == ']')
+                i++;
+            while (src[i] && src[i] != ']') {
+                if (src[i] == '[' && src[i + 1] && strchr(":.=", src[i + 1])) {
+                    char close[3] = {src[i + 1], ']', '\0'};
+                    const char *e = strstr(src + i + 2, close);
+                    i = e ? (size_t)(e - src) + 1 : n - 1;
+                }
+                i++;
+            }
+            if (!src[i])
+                break;
+        } else if (c == '{') {
+            while (src[i + 1] && src[i] != '}')
+                i++;
+        }
+    }
+    return strndup(src + best_at, best);
+}
+
 static int compile_regex(parser_t *p, unsigned line, label_rule_t *r, const char *src)
 {
     char q[QUOTE_MAX + 8];
@@ -373,6 +434,14 @@ static int compile_regex(parser_t *p, unsigned line, label_rule_t *r, const char
         report_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), err);
         return -1;
     }
+    /* A regex rule keeps its required literal where a glob keeps its text. */
+    r->pattern = regex_literal(src);
+    if (!r->pattern) {
+        report_error(p, line, "out of memory");
+        return -1;
+    }
+    r->lit = r->pattern;
+    r->lit_len = strlen(r->pattern);
     return 0;
 }
 

@@ -25,4 +25,4 @@ target_link_options(nvtxcorr PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP
   -Wl,-z,defs -Wl,--as-needed)
 target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels ${CMAKE_DL_LIBS} Threads::Threads)
 nvtxcorr_target_flags(nvtxcorr)
-install(TARGETS nvtxcorr LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(TARGETS nvtxcorr LIBRARY DESTINATION lib)

@@ -208,7 +208,12 @@ void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long l
             h->version <= version && (best < 0 || h->version > nvtxcorr_hooks[best].version))
             best = i;
     }
-    return best < 0 ? fn : nvtxcorr_claim((nvtxcorr_slot_id_t)best, fn);
+    if (best < 0)
+        return fn;
+    void *w = nvtxcorr_claim((nvtxcorr_slot_id_t)best, fn);
+    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s (version %d, flags %llu) -> %s%s", public_name, version,
+                 flags, w == fn ? "unwrapped " : "", nvtxcorr_hooks[best].symbol);
+    return w;
 }
 
 typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,

@@ -1,0 +1,139 @@
+/*
+ * Fake CUDA driver, core part: configuration from the environment, per-thread state, the
+ * special streams, and the counters that tests read through fakecuda_count() or FAKECUDA_COUNTS.
+ *
+ * Environment, read once when the library is loaded:
+ *   FAKECUDA_DRIVER_VERSION=<n>  what cuDriverGetVersion reports (default 13000); entry points
+ *                                newer than that behave as absent (see fake_cuda_procaddr.c).
+ *   FAKECUDA_FAIL_LAUNCH=<n>     every kernel and graph launch returns CUresult n.
+ *   FAKECUDA_INIT_ERROR=<n>      cuInit returns CUresult n (e.g. 100, no device).
+ *   FAKECUDA_COUNTS=<path>       at exit, append "<counter> <count>" for every nonzero counter.
+ */
+#define _GNU_SOURCE
+#include "fake_cuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct fk_config fk_cfg = { .driver_version = 13000 };
+atomic_int fk_initialized;
+
+__thread struct fk_thread *fk_tls __attribute__((tls_model("initial-exec")));
+static struct fk_thread *fk_threads; /* every fk_thread ever made, newest first */
+static pthread_mutex_t fk_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct fk_stream fk_legacy_stream = { .magic = FK_MAGIC_STREAM, .kind = FK_STREAM_LEGACY };
+
+static int env_int(const char *name, int dflt)
+{
+    const char *v = getenv(name);
+    if (v == NULL || *v == '\0')
+        return dflt;
+    return (int)strtol(v, NULL, 0);
+}
+
+__attribute__((constructor)) static void fk_read_config(void)
+{
+    fk_cfg.driver_version = env_int("FAKECUDA_DRIVER_VERSION", 13000);
+    fk_cfg.fail_launch = (CUresult)env_int("FAKECUDA_FAIL_LAUNCH", 0);
+    fk_cfg.init_error = (CUresult)env_int("FAKECUDA_INIT_ERROR", 0);
+}
+
+struct fk_thread *fk_thread_slow(void)
+{
+    struct fk_thread *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        /* No sensible way to carry on: every later call needs its thread block. */
+        fputs("fakecuda: out of memory\n", stderr);
+        abort();
+    }
+    t->capture_mode = CU_STREAM_CAPTURE_MODE_GLOBAL; /* the default of every new thread */
+    pthread_mutex_lock(&fk_threads_lock);
+    t->next = fk_threads;
+    fk_threads = t;
+    pthread_mutex_unlock(&fk_threads_lock);
+    fk_tls = t;
+    return t;
+}
+
+struct fk_stream *fk_per_thread_stream_slow(struct fk_thread *t)
+{
+    /* Heap, not TLS: the handle must stay valid inside capture records after thread exit. */
+    struct fk_stream *s = calloc(1, sizeof(*s));
+    if (s == NULL)
+        return NULL;
+    s->magic = FK_MAGIC_STREAM;
+    s->kind = FK_STREAM_PER_THREAD;
+    t->per_thread_stream = s;
+    return s;
+}
+
+/* ---- counters ------------------------------------------------------------------------------ */
+
+/* Counter names: launch variants by their exported symbol, captured ones as captured.<symbol>. */
+static const char *const fk_names[FKC_COUNT] = {
+    [FKC_LAUNCH_KERNEL] = "cuLaunchKernel",
+    [FKC_LAUNCH_KERNEL_PTSZ] = "cuLaunchKernel_ptsz",
+    [FKC_LAUNCH_KERNEL_EX] = "cuLaunchKernelEx",
+    [FKC_LAUNCH_KERNEL_EX_PTSZ] = "cuLaunchKernelEx_ptsz",
+    [FKC_LAUNCH_COOP] = "cuLaunchCooperativeKernel",
+    [FKC_LAUNCH_COOP_PTSZ] = "cuLaunchCooperativeKernel_ptsz",
+    [FKC_GRAPH_LAUNCH] = "cuGraphLaunch",
+    [FKC_GRAPH_LAUNCH_PTSZ] = "cuGraphLaunch_ptsz",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_KERNEL] = "captured.cuLaunchKernel",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_KERNEL_PTSZ] = "captured.cuLaunchKernel_ptsz",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_KERNEL_EX] = "captured.cuLaunchKernelEx",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_KERNEL_EX_PTSZ] = "captured.cuLaunchKernelEx_ptsz",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_COOP] = "captured.cuLaunchCooperativeKernel",
+    [FKC_CAPTURED_BASE + FKC_LAUNCH_COOP_PTSZ] = "captured.cuLaunchCooperativeKernel_ptsz",
+    [FKC_CAPTURED_BASE + FKC_GRAPH_LAUNCH] = "captured.cuGraphLaunch",
+    [FKC_CAPTURED_BASE + FKC_GRAPH_LAUNCH_PTSZ] = "captured.cuGraphLaunch_ptsz",
+    [FKC_CAPTURED] = "captured",
+    [FKC_GRAPH_KERNELS] = "graph_kernels",
+    [FKC_PROC_REQUESTS] = "cuGetProcAddress_requests",
+    [FKC_GRAPH_INSTANTIATE] = "graph_instantiations",
+    [FKC_GRAPH_EXEC_DESTROY] = "graph_exec_destroys",
+};
+
+const char *fk_counter_name(enum fk_counter c)
+{
+    return c < FKC_COUNT ? fk_names[c] : "?";
+}
+
+static unsigned long long fk_sum(enum fk_counter c)
+{
+    unsigned long long sum = 0;
+    pthread_mutex_lock(&fk_threads_lock);
+    for (struct fk_thread *t = fk_threads; t != NULL; t = t->next)
+        sum += atomic_load_explicit(&t->counts[c], memory_order_relaxed);
+    pthread_mutex_unlock(&fk_threads_lock);
+    return sum;
+}
+
+/* Test hook: the current value of a counter by name; 0 for an unknown name. */
+FK_API unsigned long long fakecuda_count(const char *name)
+{
+    if (name == NULL)
+        return 0;
+    for (int c = 0; c < FKC_COUNT; c++)
+        if (strcmp(name, fk_counter_name((enum fk_counter)c)) == 0)
+            return fk_sum((enum fk_counter)c);
+    return 0;
+}
+
+__attribute__((destructor)) static void fk_write_counts(void)
+{
+    const char *path = getenv("FAKECUDA_COUNTS");
+    if (path == NULL || *path == '\0')
+        return;
+    FILE *f = fopen(path, "a");
+    if (f == NULL)
+        return;
+    for (int c = 0; c < FKC_COUNT; c++) {
+        unsigned long long n = fk_sum((enum fk_counter)c);
+        if (n != 0)
+            fprintf(f, "%s %llu\n", fk_counter_name((enum fk_counter)c), n);
+    }
+    fclose(f);
+}

@@ -1,0 +1,162 @@
+/* Graph and capture scenarios for scn_driver (see there). Graphs come from stream capture and
+ * from explicit construction, are instantiated through every driver path (direct symbols and
+ * cuGetProcAddress at each ABI version), updated, destroyed and re-instantiated into the same
+ * handle, and launched from another thread. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(what, call)                                                                      \
+    do {                                                                                       \
+        CUresult r_ = (call);                                                                  \
+        printf("rc %s %d\n", what, (int)r_);                                                   \
+    } while (0)
+
+typedef void *(*getproc_t)(const char *, int, int);
+int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc);
+
+static void launch(CUfunction f, CUstream s)
+{
+    cuLaunchKernel(f, 2, 1, 1, 64, 1, 1, 0, s, NULL, NULL);
+}
+
+static CUgraph capture(CUstream s, CUfunction *fs, int n)
+{
+    CUgraph g = NULL;
+    CHECK("begin", cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    for (int i = 0; i < n; i++)
+        launch(fs[i], s);
+    CHECK("end", cuStreamEndCapture(s, &g));
+    return g;
+}
+
+static CUgraph build(CUfunction *fs, int n)
+{
+    CUgraph g = NULL;
+    CUgraphNode prev = NULL, node;
+    cuGraphCreate(&g, 0);
+    for (int i = 0; i < n; i++) {
+        CUDA_KERNEL_NODE_PARAMS p;
+        memset(&p, 0, sizeof p);
+        p.func = fs[i];
+        p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+        p.blockDimX = 128, p.blockDimY = p.blockDimZ = 1;
+        CHECK("add-node", cuGraphAddKernelNode_v2(&node, g, prev ? &prev : NULL, prev ? 1 : 0, &p));
+        prev = node;
+    }
+    return g;
+}
+
+typedef struct cross {
+    CUgraphExec e;
+    CUstream s;
+} cross_t;
+
+static void *cross_thread(void *arg)
+{
+    cross_t *c = arg;
+    CHECK("cross-launch", cuGraphLaunch(c->e, c->s));
+    return NULL;
+}
+
+static int graphs(CUstream s, CUfunction k[3], getproc_t getproc)
+{
+    CUfunction captured[3] = {k[1], k[1], k[0]}; /* flash, flash, add1 */
+    CUfunction built[5] = {k[2], k[2], k[2], k[2], k[0]};
+    CUgraph g = capture(s, captured, 3);
+    CUgraph g2 = build(built, 5);
+    CUgraphExec e1, e2, e3, e4, e5;
+
+    CHECK("inst-withflags", cuGraphInstantiateWithFlags(&e1, g, 0));
+    CUresult (*inst_v2)(CUgraphExec *, CUgraph, CUgraphNode *, char *, size_t) =
+        getproc("cuGraphInstantiate", 11000, 0);
+    CHECK("inst-procaddr-v2", inst_v2(&e2, g, NULL, NULL, 0));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {0};
+    CUresult (*inst_params)(CUgraphExec *, CUgraph, CUDA_GRAPH_INSTANTIATE_PARAMS *) =
+        getproc("cuGraphInstantiateWithParams", 12000, 2);
+    CHECK("inst-params-ptsz", inst_params(&e3, g, &ip));
+    CHECK("inst-v1", cuGraphInstantiate(&e4, g2, NULL, NULL, 0));
+
+    CUresult (*launch_ptsz)(CUgraphExec, CUstream) = getproc("cuGraphLaunch", 10000, 2);
+    CHECK("launch-e1", cuGraphLaunch(e1, s));
+    CHECK("launch-e1", cuGraphLaunch(e1, s));
+    CHECK("launch-e2-ptsz", launch_ptsz(e2, s));
+    CHECK("launch-e3", cuGraphLaunch_ptsz(e3, NULL));
+    CHECK("launch-e4", cuGraphLaunch(e4, s));
+
+    CUgraphExecUpdateResultInfo info;
+    CHECK("update-e4", cuGraphExecUpdate_v2(e4, g, &info));
+    CHECK("launch-e4-updated", cuGraphLaunch(e4, s));
+
+    CUgraphExec old = e1;
+    CHECK("destroy-e1", cuGraphExecDestroy(e1));
+    CHECK("inst-reuse", cuGraphInstantiateWithFlags(&e5, g2, 0));
+    printf("reused %d\n", e5 == old);
+    CHECK("launch-e5", cuGraphLaunch(e5, s));
+
+    cross_t c = {e2, s};
+    pthread_t t;
+    pthread_create(&t, NULL, cross_thread, &c);
+    pthread_join(t, NULL);
+    return 0;
+}
+
+/* N graphs of (i % 5) + 1 kernels each, instantiated and launched once. */
+static int many_graphs(int n, CUstream s, CUfunction k[3])
+{
+    for (int i = 0; i < n; i++) {
+        CUfunction fs[5];
+        for (int j = 0; j <= i % 5; j++)
+            fs[j] = k[(i + j) % 3];
+        CUgraph g = build(fs, i % 5 + 1);
+        CUgraphExec e;
+        if (cuGraphInstantiateWithFlags(&e, g, 0) != CUDA_SUCCESS || cuGraphLaunch(e, s))
+            return 4;
+    }
+    return 0;
+}
+
+/* Launches during capture, on the capturing stream and elsewhere, in a given capture mode;
+ * then on the per-thread default stream. */
+static int capture_modes(CUstream s, CUfunction k[3], const char *mode_name)
+{
+    CUstreamCaptureMode mode = !strcmp(mode_name, "relaxed") ? CU_STREAM_CAPTURE_MODE_RELAXED
+                               : !strcmp(mode_name, "thread") ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                                                              : CU_STREAM_CAPTURE_MODE_GLOBAL;
+    CUstream other;
+    CUgraph g = NULL;
+    CUgraphExec e;
+    cuStreamCreate(&other, 0);
+    launch(k[0], s); /* before capture: plain */
+    CHECK("begin", cuStreamBeginCapture_v2(s, mode));
+    launch(k[1], s);     /* captured */
+    launch(k[2], other); /* another stream: runs */
+    launch(k[1], s);     /* captured */
+    CHECK("end", cuStreamEndCapture(s, &g));
+    launch(k[0], s); /* after capture: plain */
+    CHECK("inst", cuGraphInstantiateWithFlags(&e, g, 0));
+    CHECK("replay", cuGraphLaunch(e, s));
+
+    /* The per-thread default stream (stream 0 of the _ptsz variants) captures too. */
+    CHECK("begin-ptsz", cuStreamBeginCapture_v2_ptsz(NULL, mode));
+    CHECK("ptsz-captured", cuLaunchKernel_ptsz(k[2], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CHECK("end-ptsz", cuStreamEndCapture_ptsz(NULL, &g));
+    CHECK("ptsz-after", cuLaunchKernel_ptsz(k[2], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    return 0;
+}
+
+int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc)
+{
+    const char *mode = argv[0];
+    if (!strcmp(mode, "graphs"))
+        return graphs(s, k, getproc);
+    if (!strcmp(mode, "manygraphs"))
+        return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
+    if (!strcmp(mode, "capture"))
+        return capture_modes(s, k, argc > 1 ? argv[1] : "global");
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+}

@@ -1,0 +1,284 @@
+"""Core scenarios: every path to the launch entry points, one balanced range per launch,
+default labels, pass-through, stacking, silence."""
+import os
+import re
+import subprocess
+
+from harness import (KERNELS6, ROOT, VARIANTS, check, check_balanced, check_quiet,
+                     check_rcs_zero, hooks_table, scenario)
+
+
+@scenario
+def test_exports(env):
+    out = subprocess.run(["nm", "-D", "--defined-only", env.lib], capture_output=True,
+                         text=True, check=True).stdout
+    exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+    expected = {h[1] for h in hooks_table()} | {"dlsym"}
+    check(exported == expected, f"exports differ from hooks.def: extra {exported - expected}, "
+          f"missing {expected - exported}")
+    needed = subprocess.run(["readelf", "-d", env.lib], capture_output=True, text=True).stdout
+    libs = re.findall(r"NEEDED.*\[(.*)\]", needed)
+    check(not [n for n in libs if re.search(r"cuda|nvtx|nvToolsExt|stdc\+\+", n)],
+          f"unwanted NEEDED entries: {libs}")
+
+
+def driver_path(env, mode, extra=0):
+    bare = env.run([env.prog("scn_driver"), mode], preload=False)
+    run = env.run([env.prog("scn_driver"), mode])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_rcs_zero(run)
+    check(run.rcs() == bare.rcs(), "return codes differ from a run without the library")
+    check_balanced(run)
+    labels = run.labels()
+    check(labels[:6] == KERNELS6, f"labels {labels}")
+    check(len(labels) == 6 + extra, f"{len(labels)} ranges for {6 + extra} launches")
+    # Each wrapper called exactly the variant the caller asked for.
+    for v in VARIANTS:
+        check(run.count(v) == bare.count(v), f"{v}: {run.count(v)} calls, bare {bare.count(v)}")
+    check(any(e["kind"] == "domain" and e["name"] == "nvtxcorr" for e in run.events),
+          "no nvtxcorr domain")
+    check(all(e.get("registered") == "1" for e in run.pushes()),
+          "ranges must use registered strings")
+    check_quiet(run)
+    return run
+
+
+@scenario
+def test_direct(env):
+    driver_path(env, "direct")
+
+
+@scenario
+def test_dlsym(env):
+    driver_path(env, "dlsym")
+
+
+@scenario
+def test_procaddr(env):
+    run = driver_path(env, "procaddr", extra=1)
+    check(run.count("cuLaunchKernel") == 2, "gpa1-resolved cuLaunchKernel not the legacy one")
+
+
+@scenario
+def test_replay_cudart_requests(env):
+    """The exact requests of the real CUDA 13.0 runtime, in order, through our resolver."""
+    ref = os.path.join(ROOT, "tests", "data", "cudart-13.0-getprocaddress.txt")
+    run = env.run([env.prog("scn_driver"), "replay", ref], env={"NVTXCORR_LOG": "debug"})
+    check(run.rc == 0, f"rc {run.rc}: {run.err[-2000:]}")
+    m = re.search(r"replayed (\d+) found (\d+) wrapped (\d+)", run.out)
+    check(m, run.out)
+    requests = [line.split() for line in open(ref) if line[0] not in "#\n"]
+    check(int(m[1]) == len(requests), f"replayed {m[1]} of {len(requests)}")
+    check(int(m[2]) == len(requests) - 1, f"found {m[2]}: only the empty probe may fail")
+    # Expected wrapped: every request whose symbol and version map to a driver hook.
+    hooks = [h for h in hooks_table() if h[5] == "driver"]
+    expected = []
+    for sym, ver, flags in (r for r in requests if len(r) == 3):
+        ptsz = int(flags) & 2 != 0
+        cands = [h for h in hooks if h[2] == sym]
+        if not cands:
+            continue
+        if ptsz and not any(h[4] for h in cands):
+            ptsz = False
+        best = max((h for h in cands if h[4] == ptsz and h[3] <= int(ver)),
+                   key=lambda h: h[3], default=None)
+        if best:
+            expected.append((sym, ver, flags, best[1]))
+    got = re.findall(r"^wrapped (\S+) (\d+) (\d+) -> (\S+)$", run.out, re.M)
+    check(sorted(got) == sorted(expected),
+          f"wrapped differs:\nextra {set(got) - set(expected)}\nmissing {set(expected) - set(got)}")
+    for sym in ("cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
+                "cuGraphLaunch"):
+        check(any(g[0] == sym and g[2] == "2" for g in got), f"{sym} _ptsz not wrapped")
+
+
+@scenario
+def test_nvcc_shared(env):
+    bare = env.run([env.prog("app_shared"), "launch"], preload=False)
+    run = env.run([env.prog("app_shared"), "launch"])
+    check(run.rc == 0 and bare.rc == 0, f"rc {run.rc}/{bare.rc}: {run.err}")
+    check_rcs_zero(run)
+    check(run.rcs() == bare.rcs(), "return codes differ")
+    check_balanced(run)
+    check(run.labels() == ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0", "add1", "add1",
+                           "add1"], f"labels {run.labels()}")
+    check(sum(run.count(v) for v in VARIANTS) == 6, f"driver launches {run.counts}")
+    check_quiet(run)
+
+
+@scenario
+def test_nvcc_per_thread(env):
+    run = env.run([env.prog("app_ptds"), "launch"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_balanced(run)
+    check(len(run.labels()) == 6, f"labels {run.labels()}")
+    check(run.count("cuLaunchKernel") == 0 and run.count("cuLaunchKernel_ptsz") > 0,
+          f"per-thread program reached legacy variants: {run.counts}")
+
+
+@scenario
+def test_nvcc_graph(env):
+    run = env.run([env.prog("app_shared"), "graph"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_rcs_zero(run)
+    check_balanced(run)
+    labels = run.labels()
+    check(labels[:5] == ["add1 [capture]"] * 4 + ["triton_poi_fused_add_0 [capture]"],
+          f"capture labels {labels}")
+    check(labels[5:] == ["graph#1 (5 kernels)"] * 3, f"graph labels {labels}")
+    check(run.count("cuGraphLaunch") == 3, f"{run.counts}")
+
+
+@scenario
+def test_driver_entry_point(env):
+    run = env.run([env.prog("app_shared"), "entry"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_rcs_zero(run)
+    check(run.labels() == ["add1", "add1"], f"labels {run.labels()}")
+    check(run.count("cuLaunchKernel") == 1 and run.count("cuLaunchKernel_ptsz") == 1,
+          f"variants {run.counts}")
+
+
+@scenario
+def test_rtld_local_cudart(env):
+    run = env.run([env.prog("rtld_local"), env.prog("libmodel.so")])
+    check(run.rc == 0, f"rc {run.rc}: {run.out} {run.err}")
+    check(run.labels() == ["model_gemm_kernel"] * 5, f"labels {run.labels()}")
+    check_balanced(run)
+
+
+@scenario
+def test_static_cudart(env):
+    """The real static cudart resolves every entry point through dlsym + cuGetProcAddress,
+    then stops at an integrity check on a fake driver: launch entries must come back wrapped
+    and nothing may crash."""
+    bare = env.run([env.prog("app_static"), "launch"], preload=False)
+    run = env.run([env.prog("app_static"), "launch"], env={"NVTXCORR_LOG": "debug"})
+    check(run.rc == bare.rc and run.rc in (0, 1), f"rc {run.rc} (bare {bare.rc}): {run.err[-500:]}")
+    check(run.out == bare.out, f"output differs: {run.out} vs {bare.out}")
+    got = set(re.findall(r"nvtxcorr: debug: (\w+) \(version \d+, flags (\d)\) -> (\w+)", run.err))
+    for sym, ptsz_sym in (("cuLaunchKernel", "cuLaunchKernel_ptsz"),
+                          ("cuLaunchKernelEx", "cuLaunchKernelEx_ptsz"),
+                          ("cuLaunchCooperativeKernel", "cuLaunchCooperativeKernel_ptsz"),
+                          ("cuGraphLaunch", "cuGraphLaunch_ptsz")):
+        check((sym, "0", sym) in got, f"{sym} not wrapped: {sorted(got)}")
+        check((sym, "2", ptsz_sym) in got, f"{ptsz_sym} not wrapped: {sorted(got)}")
+
+
+@scenario
+def test_threads(env):
+    run = env.run([env.prog("scn_driver"), "threads", "1000"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_balanced(run)
+    pushes = run.pushes()
+    check(len(pushes) == 8000, f"{len(pushes)} ranges for 8000 launches")
+    check(len({p["tid"] for p in pushes}) == 8, "ranges not on the launching threads")
+    check(run.count("cuLaunchKernel") == 4000 and run.count("cuLaunchKernel_ptsz") == 4000,
+          f"{run.counts}")
+
+
+@scenario
+def test_failing_launches(env):
+    bare = env.run([env.prog("scn_driver"), "fail"], preload=False)
+    run = env.run([env.prog("scn_driver"), "fail"])
+    check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
+    codes = dict(run.rcs())
+    check(codes["fail-null"] != "0" and codes["fail-dims"] != "0" and codes["ok-after"] == "0",
+          f"fake did not fail as expected: {codes}")
+    check_balanced(run)
+    check(len(run.pushes()) == 5, f"{len(run.pushes())} ranges for 5 launches")
+    forced = env.run([env.prog("scn_driver"), "direct"], env={"FAKECUDA_FAIL_LAUNCH": "719"})
+    check([c for w, c in forced.rcs() if w.startswith("cuLaunch")] == ["719"] * 6,
+          f"forced failure code not returned: {forced.rcs()}")
+    check_balanced(forced)
+    check(len(forced.pushes()) == 6, "failed launches must still get one range each")
+
+
+@scenario
+def test_disabled(env):
+    for value in (None, "0", "off"):
+        extra = {"NVTXCORR": value} if value else {}
+        run = env.run([env.prog("scn_driver"), "direct"], enabled=False, env=extra)
+        check(run.rc == 0, f"rc {run.rc}")
+        check_rcs_zero(run)
+        check(run.pushes() == [] and not any(e.get("name") == "nvtxcorr" for e in run.events),
+              f"NVTXCORR={value}: NVTX used while disabled")
+        check_quiet(run)
+        check(sum(run.count(v) for v in VARIANTS) == 6, "launches lost")
+
+
+@scenario
+def test_no_tool(env):
+    run = env.run([env.prog("scn_driver"), "direct"], tool=False)
+    check(run.rc == 0, f"rc {run.rc}")
+    check_rcs_zero(run)
+    check_quiet(run)
+    check(sum(run.count(v) for v in VARIANTS) == 6, "launches lost")
+    info = env.run([env.prog("scn_driver"), "direct"], tool=False, env={"NVTXCORR_LOG": "info"})
+    check("pass-through: no NVTX tool attached" in info.err, info.err)
+
+
+@scenario
+def test_bad_injection_path(env):
+    bad = {"NVTX_INJECTION64_PATH": "/nonexistent/libtool.so"}
+    run = env.run([env.prog("scn_driver"), "direct"], tool=False, env=bad)
+    check(run.rc == 0, f"rc {run.rc}")
+    check_rcs_zero(run)
+    check_quiet(run)
+    warn = env.run([env.prog("scn_driver"), "direct"], tool=False,
+                   env=dict(bad, NVTXCORR_LOG="warn"))
+    check(re.search(r"^nvtxcorr: warning: NVTX_INJECTION64_PATH=/nonexistent/libtool.so could "
+                    r"not be loaded; pass-through$", warn.err, re.M), warn.err)
+    failing = env.run([env.prog("scn_driver"), "direct"], env={"NVTXREC_FAIL_INIT": "1"})
+    check(failing.rc == 0 and failing.pushes() == [], "a tool that fails to initialise")
+
+
+@scenario
+def test_stacking(env):
+    value = env.lib + ":" + env.prog("libstack.so")
+    run = env.run([env.prog("scn_driver"), "direct"], preload_value=value)
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check("stack: RTLD_NEXT puts is libc" in run.err, run.err)
+    check("stack: cuLaunchKernel calls 1" in run.err, run.err)
+    check(run.labels() == KERNELS6, f"labels {run.labels()}")
+    check(run.count("cuLaunchKernel") == 1, f"{run.counts}")
+
+
+@scenario
+def test_silent_in_other_processes(env):
+    for argv in (["/bin/true"], ["/bin/sh", "-c", "ls / > /dev/null; echo ok"]):
+        run = env.run(argv, env={"NVTXCORR_LOG": "info"})
+        check(run.rc == 0, f"{argv}: rc {run.rc}")
+        check(run.err == "", f"{argv}: printed {run.err!r}")
+        check(run.events == [], f"{argv}: NVTX used")
+
+
+@scenario
+def test_info_line(env):
+    run = env.run([env.prog("scn_driver"), "direct"], env={"NVTXCORR_LOG": "info"})
+    lines = [line for line in run.err.splitlines() if line.startswith("nvtxcorr: info:")]
+    check(len(lines) == 1, f"expected one info line: {run.err}")
+    check("enabled, NVTX tool attached" in lines[0] and "cuGetProcAddress" in lines[0]
+          and "libcuda: " in lines[0], lines[0])
+
+
+@scenario
+def test_names_without_driver_name_api(env):
+    """Drivers before 12.3 lack cuFuncGetName: names come from cuModuleGetFunction."""
+    run = env.run([env.prog("scn_driver"), "direct"], env={"FAKECUDA_DRIVER_VERSION": "12000"})
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check(run.labels() == KERNELS6, f"labels {run.labels()}")
+
+
+@scenario
+def test_launcher(env):
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    other = env.prog("libstack.so")
+    run = env.run([launcher, "--log", "info", "--", env.prog("scn_driver"), "direct"],
+                  preload=True, enabled=False, preload_value=other)
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check(run.labels() == KERNELS6, f"labels {run.labels()}")
+    check("stack: RTLD_NEXT puts is libc" in run.err, "existing LD_PRELOAD was not kept")
+    check("nvtxcorr: info: enabled" in run.err, run.err)
+    usage = subprocess.run([launcher], capture_output=True, text=True)
+    check(usage.returncode == 2 and "usage:" in usage.stderr, "launcher without a command")
