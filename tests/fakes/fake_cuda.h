@@ -20,6 +20,8 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include "fakecuda.h"
+
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
