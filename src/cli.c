@@ -27,8 +27,7 @@ static const char usage_text[] =
 
 static int usage(const char *why)
 {
-    if (why)
-        fprintf(stderr, "nvtxcorr: %s\n", why);
+    if (why) fprintf(stderr, "nvtxcorr: %s\n", why);
     fputs(usage_text, stderr);
     return 2;
 }
@@ -55,8 +54,7 @@ static int check_one(const char *inline_rules, const char *path)
         return 1;
     }
     t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
-    if (!t)
-        return 1;
+    if (!t) return 1;
     printf("%s: %zu rules OK\n", path ? path : "NVTXCORR_LABELS_INLINE",
            nvtxcorr_labels_rule_count(t));
     nvtxcorr_labels_free(t);
@@ -68,10 +66,8 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
     const char *path = NULL;
     int rc = 0;
 
-    if (argc > 1)
-        return usage("check takes one FILE");
-    if (argc == 1)
-        path = argv[0];
+    if (argc > 1) return usage("check takes one FILE");
+    if (argc == 1) path = argv[0];
     if (!path && !have_inline) {
         const char *env_inline = getenv("NVTXCORR_LABELS_INLINE");
         const char *env_path = getenv("NVTXCORR_LABELS");
@@ -79,16 +75,13 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
             inline_rules = env_inline;
             have_inline = 1;
         }
-        if (env_path && env_path[0])
-            path = env_path;
+        if (env_path && env_path[0]) path = env_path;
         if (!path && !have_inline)
             return usage("check: nothing to check (give FILE or --inline, or set "
                          "NVTXCORR_LABELS or NVTXCORR_LABELS_INLINE)");
     }
-    if (have_inline)
-        rc |= check_one(inline_rules, NULL);
-    if (path)
-        rc |= check_one(NULL, path);
+    if (have_inline) rc |= check_one(inline_rules, NULL);
+    if (path) rc |= check_one(NULL, path);
     return rc;
 }
 
@@ -122,8 +115,7 @@ static int parse_graph(const char *desc, nvtxcorr_graph_keys_t *keys, char *sig,
     sig[0] = top[0] = '\0';
     keys->sig = sig;
     keys->top = top;
-    if (strlen(desc) >= sizeof(copy))
-        return -1;
+    if (strlen(desc) >= sizeof(copy)) return -1;
     strcpy(copy, desc);
     for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) {
         char *end = NULL;
@@ -142,8 +134,7 @@ static int parse_graph(const char *desc, nvtxcorr_graph_keys_t *keys, char *sig,
         } else {
             return -1;
         }
-        if (!end || *end != '\0' || end == tok)
-            return -1;
+        if (!end || *end != '\0' || end == tok) return -1;
     }
     return 0;
 }
@@ -199,21 +190,17 @@ static int cmd_explain(const char *inline_rules, int have_inline, int argc, char
     const char *path;
     int rc = 0;
 
-    if (argc < 2)
-        return usage("explain needs FILE (or -) and at least one NAME");
+    if (argc < 2) return usage("explain needs FILE (or -) and at least one NAME");
     path = strcmp(argv[0], "-") == 0 ? NULL : argv[0];
-    if (!path && !have_inline)
-        return usage("explain: FILE - needs --inline RULES");
+    if (!path && !have_inline) return usage("explain: FILE - needs --inline RULES");
     if (have_inline && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
         print_error(NULL, "nvtxcorr: error: NVTXCORR_LABELS_INLINE: no rules");
         return 1;
     }
     t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
-    if (!t)
-        return 1;
+    if (!t) return 1;
     for (int i = 1; i < argc; i++) {
-        if (i > 1)
-            printf("\n");
+        if (i > 1) printf("\n");
         if (strncmp(argv[i], "graph:", 6) == 0)
             rc |= explain_graph(t, argv[i]);
         else
@@ -230,16 +217,14 @@ int main(int argc, char **argv)
     char **rest;
     int nrest = 0;
 
-    if (argc < 2)
-        return usage(NULL);
+    if (argc < 2) return usage(NULL);
     if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0 ||
         strcmp(argv[1], "help") == 0) {
         fputs(usage_text, stdout);
         return 0;
     }
     rest = calloc((size_t)argc, sizeof(*rest));
-    if (!rest)
-        return 1;
+    if (!rest) return 1;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--inline") == 0) {
             if (i + 1 >= argc) {

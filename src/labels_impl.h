@@ -1,6 +1,6 @@
-/* Private to the label table: the rule representation shared by the parser
- * (labels_parse.c) and the matcher (labels_match.c). Not for the preload core, which uses
- * labels.h only. */
+/* Private to the label table: the rule representation and loader state shared by the
+ * loader (labels_load.c), the rule parser (labels_parse.c) and the matcher
+ * (labels_match.c). Not for the preload core, which uses labels.h only. */
 #ifndef NVTXCORR_LABELS_IMPL_H
 #define NVTXCORR_LABELS_IMPL_H
 
@@ -30,14 +30,14 @@ enum graph_key {
 typedef struct label_rule {
     enum rule_kind kind;
     enum graph_key key;
-    char *pattern;     /* glob or exact text; for a regex its required literal (the
-                          source is not kept, the compiled form is) */
-    regex_t *re;       /* compiled once at load, for the *_REGEX kinds */
-    const char *lit;   /* a substring every match must contain ("" when none), in pattern */
+    char *pattern;   /* glob or exact text; for a regex its required literal (the
+                        source is not kept, the compiled form is) */
+    regex_t *re;     /* compiled once at load, for the *_REGEX kinds */
+    const char *lit; /* a substring every match must contain ("" when none), in pattern */
     size_t lit_len;
-    char *label;       /* validated template with {placeholders}; NULL when skip */
+    char *label; /* validated template with {placeholders}; NULL when skip */
     char *category;
-    char *text;        /* the rule as written, comment and surrounding blanks removed */
+    char *text; /* the rule as written, comment and surrounding blanks removed */
     const char *source;
     unsigned line;
     int has_color;
@@ -73,6 +73,31 @@ struct nvtxcorr_labels {
     index_list_t regexes;     /* regexes likewise */
     index_list_t graphs;
 };
+
+enum { NVTXCORR_LABELS_LINE_MAX = 4096 }; /* bytes in one line or inline rule */
+
+/* The state of loading one source (the file or the inline rules). */
+typedef struct labels_parser {
+    nvtxcorr_labels_t *t;
+    nvtxcorr_labels_report_fn report;
+    void *ctx;
+    const char *source; /* "NVTXCORR_LABELS_INLINE" or the table's copy of the path: messages
+                           name it, rules keep it as their source */
+    int is_inline;
+    unsigned errors; /* in this source */
+    unsigned hidden; /* errors past the number shown */
+    int stop;        /* a fatal condition: no point reading further */
+} labels_parser_t;
+
+/* Reports "nvtxcorr: error: <source>:<line>: <reason>" (line 0: about the whole source),
+ * counting it, up to the cap (labels_load.c). */
+void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Parses one rule and appends it to p->t, or reports why not (labels_parse.c). `s` is
+ * NUL-terminated valid UTF-8 of at most NVTXCORR_LABELS_LINE_MAX bytes; `tok` is scratch of
+ * NVTXCORR_LABELS_LINE_MAX + 1 bytes. Blank and comment-only rules add nothing. */
+void nvtxcorr_labels_parse_rule(labels_parser_t *p, unsigned line, const char *s, char *tok);
 
 /* Builds the lookup structures once all rules are in; 0, or -1 when out of memory. */
 int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t);

@@ -55,8 +55,7 @@ static int list_push(index_list_t *l, uint32_t rule)
     if (l->count == l->cap) {
         uint32_t cap = l->cap ? l->cap * 2 : 8;
         uint32_t *n = realloc(l->rules, cap * sizeof(*n));
-        if (!n)
-            return -1;
+        if (!n) return -1;
         l->rules = n;
         l->cap = cap;
     }
@@ -69,16 +68,39 @@ static tri_bucket_t *tri_slot(const nvtxcorr_labels_t *t, uint32_t tri)
     size_t mask = t->tri_size - 1;
 
     for (size_t i = hash_tri(tri) & mask;; i = (i + 1) & mask) {
-        if (t->tri[i].tri == tri || t->tri[i].tri == 0)
-            return &t->tri[i];
+        if (t->tri[i].tri == tri || t->tri[i].tri == 0) return &t->tri[i];
     }
+}
+
+/* Where the bracket expression opening at `open` ends (its ']'), or NULL when that is not
+ * clear. glibc's fnmatch lets '\\' escape inside a set too; skipping escapes here is safe
+ * either way, since a misjudged set only hides a literal. */
+static const char *glob_set_end(const char *open)
+{
+    const char *p = open + 1;
+
+    if (*p == '!' || *p == '^') p++;
+    if (*p == ']') p++;
+    while (*p && *p != ']') {
+        if (p[0] == '[' && p[1] && strchr(":.=", p[1])) {
+            char close[3] = {p[1], ']', '\0'};
+            const char *e = strstr(p + 2, close);
+            if (!e) return NULL;
+            p = e + 2;
+        } else if (p[0] == '\\' && p[1]) {
+            p += 2;
+        } else {
+            p++;
+        }
+    }
+    return *p ? p : NULL;
 }
 
 void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len)
 {
-    /* fnmatch with flags 0: '*' and '?' are wildcards, '\' quotes the next character, and a
-     * '[' opens a set whose end depends on its contents. Runs end at all of them; after the
-     * first '[' the scan stops rather than parse the set, which only gives up a hint. */
+    /* fnmatch with flags 0: '*' and '?' are wildcards, '\\' quotes the next character and
+     * '[' opens a set. Runs of other characters must all appear in a match; the longest
+     * one is the hint. An unclear set ends the scan (runs before it still count). */
     const char *best = glob, *run = glob;
     size_t best_len = 0;
 
@@ -88,10 +110,13 @@ void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *le
                 best = run;
                 best_len = (size_t)(c - run);
             }
-            if (*c == '\0' || *c == '[')
-                break;
-            if (*c == '\\' && c[1])
+            if (*c == '\0') break;
+            if (*c == '[') {
+                c = glob_set_end(c);
+                if (!c) break;
+            } else if (*c == '\\' && c[1]) {
                 c++;
+            }
             run = c + 1;
         }
     }
@@ -103,12 +128,10 @@ static int build_exact(nvtxcorr_labels_t *t, size_t n)
 {
     t->exact_size = pow2_at_least(n * 2);
     t->exact = calloc(t->exact_size, sizeof(*t->exact));
-    if (!t->exact)
-        return -1;
+    if (!t->exact) return -1;
     for (size_t r = 0; r < t->count; r++) {
         const label_rule_t *rule = &t->rules[r];
-        if (rule->kind != RULE_KERNEL_EXACT)
-            continue;
+        if (rule->kind != RULE_KERNEL_EXACT) continue;
         size_t mask = t->exact_size - 1;
         for (size_t i = hash_string(rule->pattern) & mask;; i = (i + 1) & mask) {
             if (!t->exact[i].key) {
@@ -150,8 +173,7 @@ static int file_indexed(nvtxcorr_labels_t *t, uint32_t r, const uint32_t *freq)
     if (b->count == b->cap) {
         uint32_t cap = b->cap ? b->cap * 2 : 4;
         uint32_t *n = realloc(b->rules, cap * sizeof(*n));
-        if (!n)
-            return -1;
+        if (!n) return -1;
         b->rules = n;
         b->cap = cap;
     }
@@ -168,8 +190,7 @@ int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
         exact += t->rules[r].kind == RULE_KERNEL_EXACT;
         nindexed += indexed(&t->rules[r]);
     }
-    if (build_exact(t, exact) != 0)
-        return -1;
+    if (build_exact(t, exact) != 0) return -1;
     t->tri_size = pow2_at_least(nindexed * 2);
     t->tri = calloc(t->tri_size, sizeof(*t->tri));
     freq = calloc(1u << 16, sizeof(*freq));
@@ -206,8 +227,7 @@ int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
 
 void nvtxcorr_labels_free(nvtxcorr_labels_t *t)
 {
-    if (!t)
-        return;
+    if (!t) return;
     nvtxcorr_labels_free_rules(t);
     free(t->exact);
     for (size_t i = 0; i < t->tri_size; i++)
@@ -227,8 +247,7 @@ size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *t)
 const char *nvtxcorr_labels_rule_text(const nvtxcorr_labels_t *t,
                                       const nvtxcorr_label_result_t *res)
 {
-    if (!t || !res || !res->matched)
-        return NULL;
+    if (!t || !res || !res->matched) return NULL;
     for (size_t r = 0; r < t->count; r++) {
         if (t->rules[r].source == res->source && t->rules[r].line == res->line)
             return t->rules[r].text;
@@ -264,8 +283,7 @@ static void name_set_init(name_set_t *ns, const nvtxcorr_kernel_names_t *names)
 static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
 {
     for (int i = 0; i < ns->n; i++) {
-        if (r->lit_len > 0 && !memmem(ns->s[i], ns->len[i], r->lit, r->lit_len))
-            continue;
+        if (r->lit_len > 0 && !memmem(ns->s[i], ns->len[i], r->lit, r->lit_len)) continue;
         if (r->kind == RULE_KERNEL_REGEX ? regexec(r->re, ns->s[i], 0, NULL, 0) == 0
                                          : fnmatch(r->pattern, ns->s[i], 0) == 0)
             return 1;
@@ -291,8 +309,7 @@ static int seen_before(uint32_t *seen, uint32_t tri)
 {
     for (uint32_t i = hash_tri(tri) & (SEEN_SLOTS - 1), probes = 0; probes < 8;
          i = (i + 1) & (SEEN_SLOTS - 1), probes++) {
-        if (seen[i] == tri)
-            return 1;
+        if (seen[i] == tri) return 1;
         if (seen[i] == 0) {
             seen[i] = tri;
             return 0;
@@ -309,8 +326,7 @@ static uint32_t best_kernel_rule(const nvtxcorr_labels_t *t, const name_set_t *n
         size_t mask = t->exact_size - 1;
         for (size_t k = hash_string(ns->s[i]) & mask; t->exact[k].key; k = (k + 1) & mask) {
             if (strcmp(t->exact[k].key, ns->s[i]) == 0) {
-                if (t->exact[k].rule < best)
-                    best = t->exact[k].rule;
+                if (t->exact[k].rule < best) best = t->exact[k].rule;
                 break;
             }
         }
@@ -321,11 +337,9 @@ static uint32_t best_kernel_rule(const nvtxcorr_labels_t *t, const name_set_t *n
     for (int i = 0; i < ns->n; i++) {
         for (size_t p = 0; p + 3 <= ns->len[i]; p++) {
             uint32_t tri = trigram(ns->s[i] + p);
-            if (seen_before(seen, tri))
-                continue;
+            if (seen_before(seen, tri)) continue;
             const tri_bucket_t *b = tri_slot(t, tri);
-            if (b->tri == tri)
-                scan_list(t, b->rules, b->count, ns, &best);
+            if (b->tri == tri) scan_list(t, b->rules, b->count, ns, &best);
         }
     }
     scan_list(t, t->short_globs.rules, t->short_globs.count, ns, &best);
@@ -360,11 +374,9 @@ static void trim_partial_utf8(label_buf_t *b)
 
     while (i > 0 && ((unsigned char)b->s[i - 1] & 0xC0) == 0x80 && b->len - i < 3)
         i--;
-    if (i == 0)
-        return;
+    if (i == 0) return;
     unsigned char lead = (unsigned char)b->s[i - 1];
-    if (lead < 0xC0)
-        return;
+    if (lead < 0xC0) return;
     need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
     if (b->len - (i - 1) < need) {
         b->len = i - 1;
@@ -373,8 +385,7 @@ static void trim_partial_utf8(label_buf_t *b)
 }
 
 /* Expands a validated template: names[k] is the value of placeholder keys[k]. */
-static void expand(const char *tmpl, const char *const *keys, const char *const *vals,
-                   char *out)
+static void expand(const char *tmpl, const char *const *keys, const char *const *vals, char *out)
 {
     label_buf_t b = {out, 0, 0};
 
@@ -395,14 +406,12 @@ static void expand(const char *tmpl, const char *const *keys, const char *const 
             c = end + 1;
         } else {
             size_t n = strcspn(c, "{}");
-            if (n == 0)
-                n = 1; /* a lone '}' is literal */
+            if (n == 0) n = 1; /* a lone '}' is literal */
             put(&b, c, n);
             c += n;
         }
     }
-    if (b.cut)
-        trim_partial_utf8(&b);
+    if (b.cut) trim_partial_utf8(&b);
 }
 
 static void copy_label(char *out, const char *s)
@@ -411,8 +420,7 @@ static void copy_label(char *out, const char *s)
 
     out[0] = '\0';
     put(&b, s, strlen(s));
-    if (b.cut)
-        trim_partial_utf8(&b);
+    if (b.cut) trim_partial_utf8(&b);
 }
 
 static void fill_result(const nvtxcorr_labels_t *t, uint32_t r, const char *const *keys,
@@ -423,8 +431,7 @@ static void fill_result(const nvtxcorr_labels_t *t, uint32_t r, const char *cons
     out->matched = 1;
     out->skip = rule->label == NULL;
     out->label[0] = '\0';
-    if (rule->label)
-        expand(rule->label, keys, vals, out->label);
+    if (rule->label) expand(rule->label, keys, vals, out->label);
     out->has_color = rule->has_color;
     out->color = rule->color;
     out->category = rule->category;
@@ -444,8 +451,7 @@ static void clear_result(nvtxcorr_label_result_t *out)
     out->line = 0;
 }
 
-int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t,
-                                 const nvtxcorr_kernel_names_t *names,
+int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t, const nvtxcorr_kernel_names_t *names,
                                  nvtxcorr_label_result_t *out)
 {
     static const char *const keys[] = {"function", "demangled", "mangled", NULL};
@@ -453,8 +459,7 @@ int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t,
     name_set_t ns;
 
     clear_result(out);
-    if (!names)
-        names = &none;
+    if (!names) names = &none;
     const char *vals[] = {names->function ? names->function : "",
                           names->demangled ? names->demangled : "",
                           names->mangled ? names->mangled : ""};
@@ -472,21 +477,17 @@ int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t,
 
 void nvtxcorr_graph_name(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
 {
-    if (buf && size)
-        snprintf(buf, size, "graph#%u", keys ? keys->ordinal : 0);
+    if (buf && size) snprintf(buf, size, "graph#%u", keys ? keys->ordinal : 0);
 }
 
 void nvtxcorr_graph_descriptor(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
 {
     static const nvtxcorr_graph_keys_t zero;
 
-    if (!buf || !size)
-        return;
-    if (!keys)
-        keys = &zero;
-    snprintf(buf, size, "graph#%u nodes=%u kernels=%u sig=%s top=%s", keys->ordinal,
-             keys->nodes, keys->kernels, keys->sig ? keys->sig : "",
-             keys->top ? keys->top : "");
+    if (!buf || !size) return;
+    if (!keys) keys = &zero;
+    snprintf(buf, size, "graph#%u nodes=%u kernels=%u sig=%s top=%s", keys->ordinal, keys->nodes,
+             keys->kernels, keys->sig ? keys->sig : "", keys->top ? keys->top : "");
 }
 
 void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, size_t size)
@@ -498,8 +499,7 @@ void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, 
 
 static int graph_rule_matches(const label_rule_t *r, const char *const *vals, const char *desc)
 {
-    if (r->kind == RULE_GRAPH_REGEX)
-        return regexec(r->re, desc, 0, NULL, 0) == 0;
+    if (r->kind == RULE_GRAPH_REGEX) return regexec(r->re, desc, 0, NULL, 0) == 0;
     switch (r->key) {
     case GKEY_NAME:
         return fnmatch(r->pattern, vals[0], 0) == 0 || fnmatch(r->pattern, desc, 0) == 0;
@@ -520,22 +520,20 @@ static int graph_rule_matches(const label_rule_t *r, const char *const *vals, co
 int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *t, const nvtxcorr_graph_keys_t *keys,
                                 nvtxcorr_label_result_t *out)
 {
-    static const char *const names[] = {"graph", "ordinal", "nodes", "kernels", "sig", "top",
-                                        NULL};
+    static const char *const names[] = {"graph", "ordinal", "nodes", "kernels", "sig", "top", NULL};
     static const nvtxcorr_graph_keys_t zero;
     char graph[32], ordinal[16], nodes[16], kernels[16];
     char desc[NVTXCORR_LABEL_MAX * 2];
 
     clear_result(out);
-    if (!keys)
-        keys = &zero;
+    if (!keys) keys = &zero;
     nvtxcorr_graph_name(keys, graph, sizeof(graph));
     snprintf(ordinal, sizeof(ordinal), "%u", keys->ordinal);
     snprintf(nodes, sizeof(nodes), "%u", keys->nodes);
     snprintf(kernels, sizeof(kernels), "%u", keys->kernels);
     nvtxcorr_graph_descriptor(keys, desc, sizeof(desc));
-    const char *vals[] = {graph, ordinal, nodes, kernels, keys->sig ? keys->sig : "",
-                          keys->top ? keys->top : ""};
+    const char *vals[] = {
+        graph, ordinal, nodes, kernels, keys->sig ? keys->sig : "", keys->top ? keys->top : ""};
 
     if (t) {
         for (uint32_t k = 0; k < t->graphs.count; k++) {

@@ -36,8 +36,7 @@ static void resolve_demangler(void)
          * cannot change which operator new or exception runtime the host binds to. The
          * handle is never closed: the function pointer stays in use for the process life. */
         void *lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (lib)
-            sym = dlsym(lib, "__cxa_demangle");
+        if (lib) sym = dlsym(lib, "__cxa_demangle");
     }
     /* POSIX allows converting dlsym's void * to a function pointer (XSH dlsym rationale). */
     memcpy(&demangler, &sym, sizeof(sym));
@@ -49,11 +48,9 @@ static char *demangle(const char *mangled)
 {
     int status = 0;
 
-    if (mangled[0] != '_' || mangled[1] != 'Z' || strlen(mangled) > DEMANGLE_INPUT_MAX)
-        return NULL;
+    if (mangled[0] != '_' || mangled[1] != 'Z' || strlen(mangled) > DEMANGLE_INPUT_MAX) return NULL;
     pthread_once(&demangler_once, resolve_demangler);
-    if (!demangler)
-        return NULL;
+    if (!demangler) return NULL;
     char *out = demangler(mangled, NULL, NULL, &status);
     if (status != 0 || !out || !out[0]) {
         free(out);
@@ -64,8 +61,8 @@ static char *demangle(const char *mangled)
 
 static int is_ident(char c)
 {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           c == '_' || c == '$';
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '$';
 }
 
 static int is_open(char c)
@@ -87,8 +84,7 @@ static size_t skip_operator(const char *s, size_t len, size_t i)
     static const char opchars[] = "+-*/%^&|~!=<>,";
     size_t j = i + 8;
 
-    if (len - i < 9 || memcmp(s + i, "operator", 8) != 0 || (i > 0 && is_ident(s[i - 1])))
-        return i;
+    if (len - i < 9 || memcmp(s + i, "operator", 8) != 0 || (i > 0 && is_ident(s[i - 1]))) return i;
     if ((s[j] == '(' && j + 1 < len && s[j + 1] == ')') ||
         (s[j] == '[' && j + 1 < len && s[j + 1] == ']'))
         return j + 2;
@@ -136,8 +132,7 @@ static int base_span(const char *s, size_t len, size_t *b, size_t *e)
             /* The demangler writes "operator< <int>" so the template list cannot fuse with
              * the operator; that space is not a return-type separator. */
             if (depth == 0 && j + 1 < len && s[j] == ' ' && s[j + 1] == '<') {
-                if (nend == (size_t)-1)
-                    nend = j;
+                if (nend == (size_t)-1) nend = j;
                 j++;
             }
             i = j;
@@ -146,8 +141,7 @@ static int base_span(const char *s, size_t len, size_t *b, size_t *e)
         if (depth > 0) {
             char top = stack[depth - 1];
             if (is_open(c) && !(c == '<' && top == '(')) {
-                if (depth == sizeof(stack))
-                    return -1;
+                if (depth == sizeof(stack)) return -1;
                 stack[depth++] = c;
             } else if (is_close(c) && !(c == '>' && top != '<')) {
                 depth--;
@@ -177,8 +171,7 @@ static int base_span(const char *s, size_t len, size_t *b, size_t *e)
             comp = i + 1;
             nend = (size_t)-1;
         } else if (c == '(' && i > comp) {
-            if (nend == (size_t)-1)
-                nend = i;
+            if (nend == (size_t)-1) nend = i;
             bs = comp;
             be = nend;
             have = 1;
@@ -187,23 +180,20 @@ static int base_span(const char *s, size_t len, size_t *b, size_t *e)
         } else if (is_open(c)) {
             /* "(anonymous namespace)" and "{lambda(int)#1}" are names; a '<' or '[' after
              * name characters opens template arguments or an ABI tag. */
-            if (i > comp && nend == (size_t)-1 && c != '{')
-                nend = i;
+            if (i > comp && nend == (size_t)-1 && c != '{') nend = i;
             stack[depth++] = c;
         } else if (is_close(c)) {
             return -1;
         }
         i++;
     }
-    if (depth > 0)
-        return -1;
+    if (depth > 0) return -1;
     if (!after_params && comp < len) {
         bs = comp;
         be = nend == (size_t)-1 ? len : nend;
         have = 1;
     }
-    if (!have || be <= bs)
-        return -1;
+    if (!have || be <= bs) return -1;
     *b = bs;
     *e = be;
     return 0;
@@ -214,8 +204,7 @@ static int copy_span(char *buf, size_t size, const char *src, size_t n)
 {
     int rc = 0;
 
-    if (size == 0)
-        return -1;
+    if (size == 0) return -1;
     if (n >= size) {
         n = size - 1;
         rc = -1;
@@ -239,8 +228,7 @@ static int base_into(const char *demangled, char *buf, size_t size)
 
 void nvtxcorr_names_base(const char *demangled, char *buf, size_t size)
 {
-    if (!buf || size == 0)
-        return;
+    if (!buf || size == 0) return;
     if (!demangled) {
         buf[0] = '\0';
         return;
@@ -251,15 +239,13 @@ void nvtxcorr_names_base(const char *demangled, char *buf, size_t size)
 int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *out, char *storage,
                                 size_t storage_size)
 {
-    if (!mangled)
-        mangled = "";
+    if (!mangled) mangled = "";
     out->mangled = mangled;
     out->demangled = mangled;
     out->function = mangled;
 
     char *dem = demangle(mangled);
-    if (!dem)
-        return 0;
+    if (!dem) return 0;
     if (!storage || storage_size < 2) {
         free(dem);
         return -1;
@@ -277,8 +263,7 @@ int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *ou
     int rc = copy_span(storage, base_room, dem + b, e - b);
     char *rest = storage + base_room;
     size_t rest_size = storage_size - base_room;
-    if (copy_span(rest, rest_size, dem, len) != 0)
-        rc = -1;
+    if (copy_span(rest, rest_size, dem, len) != 0) rc = -1;
     out->function = storage;
     out->demangled = rest;
     free(dem);

@@ -79,7 +79,7 @@ def test_labels_bad_table_falls_back(env):
 
 @scenario
 def test_labels_large_table(env):
-    rules = "".join(f"_Z8kernel{i}Pf k{i}\n" for i in range(2000))
+    rules = "".join(f"_Z{len(f'kernel{i}')}kernel{i}Pf k{i}\n" for i in range(2000))
     run = run_with(env, rules, args=("many", "3000"))
     labels = run.labels()
     check(len(labels) == 6000, f"{len(labels)} ranges")

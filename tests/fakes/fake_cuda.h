@@ -28,6 +28,12 @@
 #include <stdint.h>
 
 /* Symbols of the real driver ABI and the fakecuda_* test hooks; everything else stays hidden. */
+/*
+ * The CUDA and NVTX signatures are fixed and a fake ignores many of their arguments; naming
+ * each one unused would only add noise.
+ */
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+
 #define FK_API __attribute__((visibility("default")))
 
 #define FK_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -222,6 +228,7 @@ struct fk_graph {
     uint32_t magic;
     size_t n, cap;
     struct fk_node **nodes;
+    struct fk_graph *prev, *next; /* every live graph, see fk_keep */
 };
 
 extern pthread_mutex_t fk_graph_lock; /* guards every graph, exec and capture mutation */
@@ -241,6 +248,13 @@ static inline int fk_graph_valid(CUgraph g)
 /* ---- misc ------------------------------------------------------------------------------------ */
 
 int fk_version_ok(int first_version); /* does the configured driver know an API of that age? */
+
+/*
+ * Records an object the fake never frees (streams, modules, executable graphs, arena chunks),
+ * as a real driver keeps them in its context: they stay reachable, so leak checkers
+ * (NVTXCORR_SANITIZE builds) do not blame the program for memory the driver owns.
+ */
+void fk_keep(void *p);
 const char *fk_counter_name(enum fk_counter c);
 
 #endif /* NVTXCORR_FAKE_CUDA_H */

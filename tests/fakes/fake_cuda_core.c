@@ -69,6 +69,26 @@ struct fk_stream *fk_per_thread_stream_slow(struct fk_thread *t)
     return s;
 }
 
+static pthread_mutex_t fk_keep_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **fk_kept;
+static size_t fk_nkept, fk_capkept;
+
+void fk_keep(void *p)
+{
+    pthread_mutex_lock(&fk_keep_lock);
+    if (fk_nkept == fk_capkept) {
+        size_t cap = fk_capkept ? 2 * fk_capkept : 64;
+        void **n = realloc(fk_kept, cap * sizeof(*n));
+        if (n != NULL) {
+            fk_kept = n;
+            fk_capkept = cap;
+        }
+    }
+    if (fk_nkept < fk_capkept)
+        fk_kept[fk_nkept++] = p;
+    pthread_mutex_unlock(&fk_keep_lock);
+}
+
 /* ---- counters ------------------------------------------------------------------------------ */
 
 /* Counter names: launch variants by their exported symbol, captured ones as captured.<symbol>. */

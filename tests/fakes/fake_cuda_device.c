@@ -185,18 +185,38 @@ FK_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 
 /* ---- memory ---------------------------------------------------------------------------------- */
 
+/*
+ * Allocations carry a list node in front (256 bytes, so the pointer keeps cudaMalloc's 256-byte
+ * alignment): the list makes memory a program never frees reachable, as device memory would be
+ * for leak checkers, and lets cuMemFree reject pointers it did not hand out.
+ */
+#define FK_ALLOC_HEADER 256
+struct fk_alloc {
+    struct fk_alloc *prev, *next;
+};
+static struct fk_alloc fk_allocs = { &fk_allocs, &fk_allocs };
+static pthread_mutex_t fk_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
+
 FK_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
     FK_REQUIRE_INIT();
-    if (dptr == NULL || bytesize == 0)
+    if (dptr == NULL || bytesize == 0 || bytesize > SIZE_MAX - FK_ALLOC_HEADER)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_check_unsafe_call();
     if (r != CUDA_SUCCESS)
         return r;
-    void *p = malloc(bytesize);
-    if (p == NULL)
+    struct fk_alloc *a = aligned_alloc(FK_ALLOC_HEADER, FK_ALLOC_HEADER +
+                                       (bytesize + FK_ALLOC_HEADER - 1) / FK_ALLOC_HEADER *
+                                           FK_ALLOC_HEADER);
+    if (a == NULL)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    *dptr = (CUdeviceptr)(uintptr_t)p;
+    pthread_mutex_lock(&fk_alloc_lock);
+    a->next = fk_allocs.next;
+    a->prev = &fk_allocs;
+    a->next->prev = a;
+    fk_allocs.next = a;
+    pthread_mutex_unlock(&fk_alloc_lock);
+    *dptr = (CUdeviceptr)(uintptr_t)((char *)a + FK_ALLOC_HEADER);
     return CUDA_SUCCESS;
 }
 
@@ -206,7 +226,20 @@ FK_API CUresult cuMemFree_v2(CUdeviceptr dptr)
     CUresult r = fk_check_unsafe_call();
     if (r != CUDA_SUCCESS)
         return r;
-    free((void *)(uintptr_t)dptr);
+    if (dptr == 0)
+        return CUDA_SUCCESS;
+    struct fk_alloc *want = (struct fk_alloc *)((char *)(uintptr_t)dptr - FK_ALLOC_HEADER), *a;
+    pthread_mutex_lock(&fk_alloc_lock);
+    for (a = fk_allocs.next; a != &fk_allocs && a != want; a = a->next)
+        ;
+    if (a == want) {
+        a->prev->next = a->next;
+        a->next->prev = a->prev;
+    }
+    pthread_mutex_unlock(&fk_alloc_lock);
+    if (a != want)
+        return CUDA_ERROR_INVALID_VALUE;
+    free(a);
     return CUDA_SUCCESS;
 }
 
@@ -251,6 +284,7 @@ static CUresult fk_stream_create(CUstream *phStream, unsigned int Flags)
     s->magic = FK_MAGIC_STREAM;
     s->kind = FK_STREAM_USER;
     s->flags = Flags;
+    fk_keep(s);
     *phStream = (CUstream)s;
     return CUDA_SUCCESS;
 }

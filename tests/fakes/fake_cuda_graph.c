@@ -28,14 +28,23 @@ struct fk_exec {
 };
 
 static struct fk_exec *fk_exec_free_list;
+static struct fk_graph fk_graphs = { .prev = &fk_graphs, .next = &fk_graphs };
+static pthread_mutex_t fk_graphs_lock = PTHREAD_MUTEX_INITIALIZER; /* the list only */
 
 /* ---- graph objects (callers hold fk_graph_lock where the graph may be shared) ---------------- */
 
 struct fk_graph *fk_graph_new(void)
 {
     struct fk_graph *g = calloc(1, sizeof(*g));
-    if (g != NULL)
-        g->magic = FK_MAGIC_GRAPH;
+    if (g == NULL)
+        return NULL;
+    g->magic = FK_MAGIC_GRAPH;
+    pthread_mutex_lock(&fk_graphs_lock);
+    g->next = fk_graphs.next;
+    g->prev = &fk_graphs;
+    g->next->prev = g;
+    fk_graphs.next = g;
+    pthread_mutex_unlock(&fk_graphs_lock);
     return g;
 }
 
@@ -50,6 +59,10 @@ void fk_graph_free(struct fk_graph *g)
     }
     free(g->nodes);
     g->magic = 0;
+    pthread_mutex_lock(&fk_graphs_lock);
+    g->prev->next = g->next;
+    g->next->prev = g->prev;
+    pthread_mutex_unlock(&fk_graphs_lock);
     free(g);
 }
 
@@ -305,10 +318,11 @@ static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
     pthread_mutex_lock(&fk_graph_lock);
     struct fk_graph *copy = fk_graph_clone((struct fk_graph *)hGraph);
     struct fk_exec *e = fk_exec_free_list;
-    if (e != NULL)
+    if (e != NULL) {
         fk_exec_free_list = e->next_free;
-    else
-        e = calloc(1, sizeof(*e));
+    } else if ((e = calloc(1, sizeof(*e))) != NULL) {
+        fk_keep(e);
+    }
     if (copy == NULL || e == NULL) {
         fk_graph_free(copy);
         if (e != NULL) {

@@ -80,6 +80,7 @@ static CUresult fk_module_parse(const void *image, int library, struct fk_module
     m->magic = FK_MAGIC_MODULE;
     m->library = library;
     m->text = text;
+    fk_keep(m);
     *out = m;
     return CUDA_SUCCESS;
 
@@ -279,11 +280,13 @@ FK_API int fakecuda_make_function(const char *mangled, CUfunction *out)
     if (fk_arena_funcs_left == 0) {
         fk_arena_funcs = calloc(FK_ARENA_FUNCS, sizeof(*fk_arena_funcs));
         fk_arena_funcs_left = fk_arena_funcs ? FK_ARENA_FUNCS : 0;
+        fk_keep(fk_arena_funcs);
     }
     if (fk_arena_chars_left < len) {
         size_t size = len > FK_ARENA_CHARS ? len : FK_ARENA_CHARS;
         fk_arena_chars = malloc(size);
         fk_arena_chars_left = fk_arena_chars ? size : 0;
+        fk_keep(fk_arena_chars);
     }
     if (fk_arena_funcs_left == 0 || fk_arena_chars_left < len) {
         pthread_mutex_unlock(&fk_arena_lock);

@@ -197,20 +197,26 @@ static CUresult fk_lookup(const char *symbol, void **pfn, int cudaVersion, cuuin
     return CUDA_SUCCESS;
 }
 
+static int fk_trace_fd = -1;
+
+static void fk_trace_open(void)
+{
+    const char *path = getenv("FAKECUDA_TRACE");
+    if (path != NULL && *path)
+        fk_trace_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+}
+
 static void fk_trace(const char *symbol, int cudaVersion, cuuint64_t flags, CUresult r)
 {
-    static int fd = -2;
-    if (fd == -2) {
-        /* Benign race: two threads may both open; each line is still one append. */
-        const char *path = getenv("FAKECUDA_TRACE");
-        fd = path != NULL && *path ? open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)
-                                   : -1;
-    }
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fk_trace_open);
+    int fd = fk_trace_fd;
     if (fd < 0)
         return;
     char line[512];
     int n = snprintf(line, sizeof(line), "%s %d %llu %d\n", *symbol ? symbol : "\"\"",
                      cudaVersion, (unsigned long long)flags, (int)r);
+    /* One write per line: O_APPEND keeps lines whole across threads and processes. */
     if (n > 0 && (size_t)n < sizeof(line) && write(fd, line, (size_t)n) < 0) {
         /* Nothing useful to do: tracing is best effort. */
     }

@@ -18,19 +18,15 @@ static void on_error(void *ctx, const char *line)
 {
     unsigned *count = ctx;
 
-    if (strncmp(line, "nvtxcorr: error: ", 17) != 0 || strchr(line, '\n'))
-        abort();
+    if (strncmp(line, "nvtxcorr: error: ", 17) != 0 || strchr(line, '\n')) abort();
     (*count)++;
 }
 
 static void check_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result_t *r)
 {
-    if (strnlen(r->label, NVTXCORR_LABEL_MAX) >= NVTXCORR_LABEL_MAX)
-        abort();
-    if (r->matched && (!r->source || r->line == 0 || !nvtxcorr_labels_rule_text(t, r)))
-        abort();
-    if (r->skip && !r->matched)
-        abort();
+    if (strnlen(r->label, NVTXCORR_LABEL_MAX) >= NVTXCORR_LABEL_MAX) abort();
+    if (r->matched && (!r->source || r->line == 0 || !nvtxcorr_labels_rule_text(t, r))) abort();
+    if (r->skip && !r->matched) abort();
 }
 
 static void exercise(const nvtxcorr_labels_t *t, const char *input)
@@ -58,8 +54,7 @@ static void exercise(const nvtxcorr_labels_t *t, const char *input)
      * share their text, which reaches the exact, trigram and regex paths. */
     char name[512];
     size_t n = strcspn(input, "\n");
-    if (n >= sizeof(name))
-        n = sizeof(name) - 1;
+    if (n >= sizeof(name)) n = sizeof(name) - 1;
     memcpy(name, input, n);
     name[n] = '\0';
     nvtxcorr_kernel_names_t own = {name, name, name};
@@ -83,8 +78,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     unsigned errors = 0;
     nvtxcorr_labels_t *t;
 
-    if (!text)
-        return 0;
+    if (!text) return 0;
     memcpy(text, data, size);
     text[size] = '\0';
 
@@ -96,8 +90,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     errors = 0;
     t = nvtxcorr_labels_load(text, NULL, on_error, &errors);
-    if (t && errors)
-        abort();
+    if (t && errors) abort();
     exercise(t, text);
     nvtxcorr_labels_free(t);
 

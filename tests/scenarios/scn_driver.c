@@ -14,6 +14,7 @@
  *
  * It prints "rc <what> <CUresult>" per call and the fake driver's counters, for run_tests.py
  * to compare with what the NVTX recorder saw. */
+#define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1 /* declare every ABI symbol (cuLaunchKernel_ptsz, ...) */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -236,10 +237,11 @@ int main(int argc, char **argv)
         fail();
     } else if (!strcmp(mode, "many")) {
         int n = argc > 2 ? atoi(argv[2]) : 100;
-        char name[64];
+        char base[32], name[64];
         for (int i = 0; i < n; i++) {
             CUfunction f;
-            snprintf(name, sizeof name, "_Z8kernel%dPf", i);
+            snprintf(base, sizeof base, "kernel%d", i);
+            snprintf(name, sizeof name, "_Z%zu%sPf", strlen(base), base); /* kernelN(float*) */
             if (fakecuda_make_function(name, &f) != 0)
                 return 3;
             for (int j = 0; j < 2; j++)

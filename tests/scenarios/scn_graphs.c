@@ -66,8 +66,10 @@ static int graphs(CUstream s, CUfunction k[3], getproc_t getproc)
 {
     CUfunction captured[3] = {k[1], k[1], k[0]}; /* flash, flash, add1 */
     CUfunction built[5] = {k[2], k[2], k[2], k[2], k[0]};
+    CUfunction rebuilt[5] = {k[1], k[1], k[1], k[0], k[0]}; /* same topology, new kernels */
     CUgraph g = capture(s, captured, 3);
     CUgraph g2 = build(built, 5);
+    CUgraph g3 = build(rebuilt, 5);
     CUgraphExec e1, e2, e3, e4, e5;
 
     CHECK("inst-withflags", cuGraphInstantiateWithFlags(&e1, g, 0));
@@ -88,7 +90,7 @@ static int graphs(CUstream s, CUfunction k[3], getproc_t getproc)
     CHECK("launch-e4", cuGraphLaunch(e4, s));
 
     CUgraphExecUpdateResultInfo info;
-    CHECK("update-e4", cuGraphExecUpdate_v2(e4, g, &info));
+    CHECK("update-e4", cuGraphExecUpdate_v2(e4, g3, &info));
     CHECK("launch-e4-updated", cuGraphLaunch(e4, s));
 
     CUgraphExec old = e1;
