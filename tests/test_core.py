@@ -130,6 +130,37 @@ def test_nvcc_graph(env):
 
 
 @scenario
+def test_nvcc_graph_paths(env):
+    run = env.run([env.prog("app_shared"), "graphs"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_rcs_zero(run)
+    check_balanced(run)
+    graphs = [t for t in run.labels() if t.startswith("graph#")]
+    check(graphs == ["graph#1 (5 kernels)"] * 3 + ["graph#2 (5 kernels)", "graph#3 (5 kernels)"],
+          f"runtime instantiation paths: {graphs}")
+    check(sum(1 for m in run.marks() if m.startswith("updated graph#3")) == 1,
+          f"cudaGraphExecUpdate: {run.marks()}")
+    ptds = env.run([env.prog("app_ptds"), "graphs"])
+    check(ptds.rc == 0 and [t for t in ptds.labels() if t.startswith("graph#")] == graphs,
+          f"per-thread build: {ptds.labels()} {ptds.err}")
+    # CUDA 13's per-thread build keeps cudaGraphLaunch but uses the _ptsz instantiation.
+    check(ptds.count("captured.cuLaunchKernel_ptsz") == 5, f"{ptds.counts}")
+
+
+@scenario
+def test_launcher_check_and_explain(env):
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    table = os.path.join(ROOT, "tests", "demo", "demo.conf")
+    ok = subprocess.run([launcher, "check", table], capture_output=True, text=True)
+    check(ok.returncode == 0 and "rules OK" in ok.stdout, ok.stdout + ok.stderr)
+    ex = subprocess.run([launcher, "explain", table,
+                         "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params"],
+                        capture_output=True, text=True)
+    check(ex.returncode == 0 and "attention.prefill" in ex.stdout and "demo.conf:" in ex.stdout,
+          ex.stdout + ex.stderr)
+
+
+@scenario
 def test_driver_entry_point(env):
     run = env.run([env.prog("app_shared"), "entry"])
     check(run.rc == 0, f"rc {run.rc}: {run.err}")

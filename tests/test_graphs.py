@@ -75,6 +75,7 @@ def test_graph_rules(env):
         f"graph:sig={sig} built.{{kernels}}",
         "graph:kernels=5 five.{top}",
         "graph:graph#3* third",
+        "graph:nodes=1 never_one_node",
         "graph:top=flash* \"decode {graph} {top}\" color=#00ff00 category=decode",
     ])
     run = graph_run(env, {"NVTXCORR_LABELS_INLINE": rules})
@@ -123,3 +124,16 @@ def test_capture_marking(env):
               f"plain: {plain.labels()}")
     bad = capture_run(env, "sometimes", "global")
     check("nvtxcorr: error: NVTXCORR_CAPTURE=sometimes: unknown mode" in bad.err, bad.err)
+
+
+@scenario
+def test_capture_legacy_stream(env):
+    args = [env.prog("scn_driver"), "capture-legacy"]
+    bare = env.run(args, preload=False)
+    run = env.run(args)
+    check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
+    codes = dict(run.rcs())
+    check(codes["legacy-launch"] != "0", f"the fake let a legacy launch through: {codes}")
+    check_balanced(run)
+    check(run.labels() == ["add1", "add1"], f"labels {run.labels()}")
+    check(run.err == "", run.err)

@@ -8,14 +8,14 @@
  *
  * Output (NVTXREC_OUT=<path>, appended at exit and whenever the buffer fills), one event per
  * line, tab-separated, for the whole process:
- *   push      <tid> <domain> <text> color=<0xAARRGGBB or -> category=<id or 0>
+ *   push      <tid> <domain> <text> color=<0xAARRGGBB or -> category=<id or 0> registered=<0|1>
  *   pop       <tid> <domain>
- *   mark      <tid> <domain> <text> color=<..> category=<..>
+ *   mark      <tid> <domain> <text> color=<..> category=<..> registered=<0|1>
  *   category  <domain> <id> <name>
  *   domain    <name>                      (once per distinct name)
  * <tid> is 1, 2, 3... in the order threads first record something; the NULL domain and the
- * non-domain calls are "default"; a registered-string message prints its text; tabs and
- * newlines inside texts print as \t and \n.
+ * non-domain calls are "default"; a registered-string message prints its text (and
+ * registered=1, so tests can tell); tabs and newlines inside texts print as \t and \n.
  *
  * NVTXREC_MODE=noop registers callbacks that only return (domain and string handles are still
  * real, non-NULL and distinct) and writes nothing: the "no-op tool" of the overhead benchmark.
@@ -71,7 +71,7 @@ static const char *rec_domain_name(nvtxDomainHandle_t d)
     return d->magic == REC_MAGIC_DOMAIN ? d->name : "<invalid domain>";
 }
 
-/* push/mark: "<kind> <tid> <domain> <text> color=<..> category=<..>" */
+/* push/mark: "<kind> <tid> <domain> <text> color=<..> category=<..> registered=<..>" */
 static void rec_event(const char *kind, nvtxDomainHandle_t domain, const nvtxEventAttributes_t *a,
                       const char *ascii)
 {
@@ -106,6 +106,9 @@ static void rec_event(const char *kind, nvtxDomainHandle_t domain, const nvtxEve
     else
         rec_line_str(&l, "\tcolor=-");
     rec_line_fmt(&l, "\tcategory=%u", a != NULL ? (unsigned)a->category : 0u);
+    /* Whether the text came as a registered string: tools resolve those without copying. */
+    rec_line_fmt(&l, "\tregistered=%d",
+                 a != NULL && ascii == NULL && a->messageType == NVTX_MESSAGE_TYPE_REGISTERED);
     rec_line_emit(&l);
 }
 

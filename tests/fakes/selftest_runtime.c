@@ -246,12 +246,12 @@ static const char nvtx_expected[] =
     "domain\tselftest\n"
     "domain\tother\n"
     "category\tselftest\t7\tmy-category\n"
-    "push\t1\tselftest\tregistered text\tcolor=0xFF00FF00\tcategory=7\n"
-    "push\t1\tdefault\tplain\tcolor=-\tcategory=0\n"
-    "mark\t1\tselftest\tmark\\twith tab\tcolor=-\tcategory=0\n"
+    "push\t1\tselftest\tregistered text\tcolor=0xFF00FF00\tcategory=7\tregistered=1\n"
+    "push\t1\tdefault\tplain\tcolor=-\tcategory=0\tregistered=0\n"
+    "mark\t1\tselftest\tmark\\twith tab\tcolor=-\tcategory=0\tregistered=0\n"
     "pop\t1\tdefault\n"
     "pop\t1\tselftest\n"
-    "push\t2\tdefault\tthread two\tcolor=-\tcategory=0\n"
+    "push\t2\tdefault\tthread two\tcolor=-\tcategory=0\tregistered=0\n"
     "pop\t2\tdefault\n"
     "category\tdefault\t3\tcat3\n";
 

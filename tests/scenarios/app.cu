@@ -51,7 +51,7 @@ static int launches(int *d)
     return failed;
 }
 
-static int graph(int *d)
+static int graph(int *d, bool mode_all)
 {
     cudaStream_t s;
     cudaGraph_t g;
@@ -67,6 +67,18 @@ static int graph(int *d)
     for (int i = 0; i < 3; i++)
         failed |= report("cudaGraphLaunch", cudaGraphLaunch(e, s));
     failed |= report("sync", cudaStreamSynchronize(s));
+    if (mode_all) {
+        // Every other runtime instantiation path, an update and a destroy.
+        cudaGraphExec_t e2, e3;
+        cudaGraphInstantiateParams ip = {};
+        cudaGraphExecUpdateResultInfo info;
+        failed |= report("instantiate-flags", cudaGraphInstantiateWithFlags(&e2, g, 0));
+        failed |= report("instantiate-params", cudaGraphInstantiateWithParams(&e3, g, &ip));
+        failed |= report("update", cudaGraphExecUpdate(e3, g, &info));
+        failed |= report("launch-e2", cudaGraphLaunch(e2, s));
+        failed |= report("launch-e3", cudaGraphLaunch(e3, s));
+        failed |= report("destroy-e2", cudaGraphExecDestroy(e2));
+    }
     return failed;
 }
 
@@ -101,7 +113,9 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "launch"))
         return launches(d);
     if (!strcmp(mode, "graph"))
-        return graph(d);
+        return graph(d, false);
+    if (!strcmp(mode, "graphs"))
+        return graph(d, true);
     if (!strcmp(mode, "entry"))
         return entry();
     return 2;

@@ -150,6 +150,19 @@ static int capture_modes(CUstream s, CUfunction k[3], const char *mode_name)
     return 0;
 }
 
+/* A launch into the legacy NULL stream while another stream captures in global mode fails
+ * (and invalidates that capture) on a real driver; the capture query must neither hide nor
+ * cause that. */
+static int capture_legacy(CUstream s, CUfunction k[3])
+{
+    CUgraph g = NULL;
+    CHECK("begin", cuStreamBeginCapture_v2(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK("legacy-launch", cuLaunchKernel(k[0], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CHECK("end", cuStreamEndCapture(s, &g));
+    CHECK("after", cuLaunchKernel(k[0], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    return 0;
+}
+
 int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc)
 {
     const char *mode = argv[0];
@@ -157,6 +170,8 @@ int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t get
         return graphs(s, k, getproc);
     if (!strcmp(mode, "manygraphs"))
         return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
+    if (!strcmp(mode, "capture-legacy"))
+        return capture_legacy(s, k);
     if (!strcmp(mode, "capture"))
         return capture_modes(s, k, argc > 1 ? argv[1] : "global");
     fprintf(stderr, "unknown mode %s\n", mode);
