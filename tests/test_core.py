@@ -209,6 +209,17 @@ def test_threads(env):
 
 
 @scenario
+def test_no_per_launch_memory(env):
+    """100x more launches must not need more memory (no-op tool: nothing is recorded)."""
+    rss = []
+    for n in ("2000", "200000"):
+        run = env.run([env.prog("scn_driver"), "threads", n], env={"NVTXREC_MODE": "noop"})
+        check(run.rc == 0, f"rc {run.rc}: {run.err}")
+        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+    check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
+
+
+@scenario
 def test_failing_launches(env):
     bare = env.run([env.prog("scn_driver"), "fail"], preload=False)
     run = env.run([env.prog("scn_driver"), "fail"])

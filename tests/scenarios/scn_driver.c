@@ -195,6 +195,18 @@ static void fail(void)
     CHECK("ok-after", cuLaunchKernel(add1, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
 }
 
+/* Peak resident set, for the test that per-launch work allocates nothing. */
+static void print_peak_rss(void)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6))
+            printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
+    if (f)
+        fclose(f);
+}
+
 extern int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], void *(*getproc)(const char *, int, int));
 
 int main(int argc, char **argv)
@@ -233,6 +245,7 @@ int main(int argc, char **argv)
         return replay(argv[2]);
     } else if (!strcmp(mode, "threads")) {
         threads(argc > 2 ? atoi(argv[2]) : 1000);
+        print_peak_rss();
     } else if (!strcmp(mode, "fail")) {
         fail();
     } else if (!strcmp(mode, "many")) {
