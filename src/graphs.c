@@ -209,8 +209,12 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
                           top[i].base, top[i].count, top[i].label);
         nvtxcorr_emit_mark(mark, "graph");
     }
-    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "graph#%u: %u nodes, %u kernels, sig %s, label %s", ordinal,
-                 c.nodes, c.kernels, sig, l ? l->text : "?");
+    if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
+        char desc[512];
+        nvtxcorr_graph_descriptor(&keys, desc, sizeof desc);
+        nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s %s -> %s", updated ? "updated" : "instantiated", desc,
+                     l ? l->text : "?");
+    }
     free(c.list);
     free(c.names);
 }

@@ -22,7 +22,7 @@ def main(path):
     for e in pushes[:16]:
         print(f"  {e[3]}")
     print("  ...\n")
-    print(f"{'label':34} {'count':>5}  {'category':12} colour")
+    print(f"{'label':40} {'count':>5}  {'category':12} colour")
     by_label = collections.Counter(e[3] for e in pushes)
     first = {}
     for e in pushes:
@@ -30,7 +30,7 @@ def main(path):
     for label, n in by_label.most_common():
         e = first[label]
         cat = cats.get(("nvtxcorr", attr(e, "category")), "-")
-        print(f"{label[:34]:34} {n:>5}  {cat:12} {attr(e, 'color')}")
+        print(f"{label[:40]:40} {n:>5}  {cat:12} {attr(e, 'color')}")
     for m in marks:
         print(f"\nmark: {m[3]}")
     return 0 if pushes and len(pushes) == len(pops) else 1

@@ -1,0 +1,532 @@
+#!/usr/bin/env python3
+"""Driver of the launch-overhead benchmark (docs/performance.md describes the method).
+
+Runs the launch-loop programs of tests/bench (bench_launch: cuLaunchKernel, cuLaunchKernelEx,
+cuGraphLaunch and a cuGetProcAddress pointer; bench_runtime: cudaLaunchKernel) against the
+fake driver and runtime in six configurations -- bare, preloaded but disabled, enabled with no
+NVTX tool, enabled with a no-op tool, hand-written NVTX with the same no-op tool, enabled with
+the recording tool -- and the scaling runs (label rules, distinct kernels, threads). Every
+repetition runs every configuration once, in a fresh random order, so machine noise hits all
+alike; a run keeps its fastest batch, and a table cell is the median over the repetitions.
+Instructions per launch come from callgrind: two loop lengths, the difference divided by the
+extra launches, so set-up cost cancels.
+
+Besides timing it checks correctness, never timing: every run produced its numbers, no launch
+failed, the fake driver saw every launch, and a run with the recording tool produced exactly
+one balanced range per launch (with the matching label when a table is given).
+
+Prints Markdown tables. --write FILE replaces the block between the markers
+<!-- bench:begin --> and <!-- bench:end --> in FILE; nothing is written anywhere else except
+temporary files, which are removed.
+"""
+import argparse
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+ENTRIES = [  # (key, program, title)
+    ("direct", "bench_launch", "cuLaunchKernel (direct symbol)"),
+    ("ex", "bench_launch", "cuLaunchKernelEx (direct symbol)"),
+    ("graph", "bench_launch", "cuGraphLaunch (direct symbol)"),
+    ("procaddr", "bench_launch", "cuLaunchKernel via cuGetProcAddress"),
+    ("runtime", "bench_runtime", "cudaLaunchKernel (shared cudart)"),
+]
+CONFIGS = [  # (key, title)
+    ("bare", "bare"),
+    ("disabled", "preloaded, disabled"),
+    ("notool", "enabled, no tool"),
+    ("noop", "enabled, no-op tool"),
+    ("hand", "hand-written NVTX, no-op tool"),
+    ("record", "enabled, recording tool"),
+]
+TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05}
+
+PROFILES = {
+    # n: launches per batch; w: warm-up; reps: repetitions of every timed run;
+    # ir: the two loop lengths under callgrind; *_list: the scaling points
+    "full": dict(n=200000, b=5, w=20000, reps=15, rec_div=20, ir=(1000, 5000),
+                 rules=[1, 100, 10000], rules_kernels=1000, kernels=[10, 1000, 100000],
+                 threads=[1, 2], ir_entries=None, ir_first=(100, 300)),
+    "smoke": dict(n=20000, b=2, w=2000, reps=1, rec_div=10, ir=(200, 700),
+                  rules=[1, 100, 10000], rules_kernels=100, kernels=[10, 1000, 10000],
+                  threads=[1, 2], ir_entries=["direct"], ir_first=(20, 60)),
+}
+
+
+class Failure(Exception):
+    pass
+
+
+class Bench:
+    def __init__(self, args, prof):
+        self.args, self.p = args, prof
+        self.build = os.path.abspath(args.build)
+        self.fakes = os.path.join(self.build, "fakes")
+        self.lib = os.path.join(self.build, "lib", "libnvtxcorr.so")
+        self.tool = os.path.join(self.fakes, "libnvtx_recorder.so")
+        self.bindir = os.path.join(self.build, "tests", "bench")
+        self.tmp = tempfile.mkdtemp(prefix="nvtxcorr-bench-")
+        self.failures = []
+        self.rules_files = {}
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith(("NVTXCORR", "NVTX_INJECTION", "NVTXREC_", "FAKECUDA_"))
+                and k not in ("LD_PRELOAD", "LD_LIBRARY_PATH")}
+        base["LD_LIBRARY_PATH"] = self.fakes
+        self.base_env = base
+        for path in (self.lib, self.tool, self.prog("bench_launch"), self.prog("bench_runtime"),
+                     os.path.join(self.build, "libexec", "nvtxcorr", "nvtxcorr-tool")):
+            if not os.path.exists(path):
+                raise Failure(f"missing {path}: build the 'bench' target first")
+
+    def prog(self, name):
+        return os.path.join(self.bindir, name)
+
+    # ---- one run --------------------------------------------------------------------------
+    def env_for(self, config, rules=None, record_out=None):
+        env = dict(self.base_env)
+        if config in ("disabled", "notool", "noop", "record"):
+            env["LD_PRELOAD"] = self.lib
+        if config in ("notool", "noop", "record"):
+            env["NVTXCORR"] = "1"
+        if config in ("noop", "hand", "record"):
+            env["NVTX_INJECTION64_PATH"] = self.tool
+        if config in ("noop", "hand"):
+            env["NVTXREC_MODE"] = "noop"
+        if config == "record":
+            env["NVTXREC_OUT"] = record_out or os.devnull
+        if rules:
+            env["NVTXCORR_LABELS"] = self.rules_file(rules)
+        return env
+
+    def cmd_for(self, entry, config, n, b, w, k=1, t=1):
+        program = dict((e[0], e[1]) for e in ENTRIES)[entry]
+        cmd = [self.prog(program), entry, "-n", str(n), "-b", str(b), "-w", str(w),
+               "-k", str(k), "-t", str(t)]
+        if config == "hand":
+            cmd.append("-hand")
+        return cmd
+
+    def run(self, what, cmd, env, valgrind=False):
+        if valgrind:
+            cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=" + os.devnull] + cmd
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+        res = {"batch": []}
+        for line in p.stdout.splitlines():
+            key, _, val = line.partition(" ")
+            if key == "batch":
+                res["batch"].append(float(val))
+            elif key in ("init", "first"):
+                res[key] = float(val)
+            elif key in ("launches", "driver", "errors"):
+                res[key] = int(val)
+        for line in p.stderr.splitlines():
+            if "Collected :" in line:
+                res["ir"] = int(line.split("Collected :")[1].replace(",", "").strip())
+        need = ["launches", "driver", "errors"] + (["ir"] if valgrind else [])
+        if p.returncode != 0 or any(k not in res for k in need):
+            raise Failure(f"{what}: rc {p.returncode}, output incomplete\n  cmd: "
+                          f"{' '.join(cmd)}\n  stdout: {p.stdout[-500:]}\n  stderr: "
+                          f"{p.stderr[-1500:]}")
+        if res["errors"]:
+            self.fail(f"{what}: {res['errors']} launches failed")
+        if res["driver"] != res["launches"]:
+            self.fail(f"{what}: the driver counted {res['driver']} launches, the program "
+                      f"made {res['launches']}")
+        return res
+
+    def fail(self, msg):
+        self.failures.append(msg)
+        print("FAIL " + msg, file=sys.stderr)
+
+    # ---- label tables ---------------------------------------------------------------------
+    def rules_file(self, count):
+        """`count` rules: count-1 realistic rules that match none of the benchmark's kernels
+        (exact names, globs with a literal, globs with a set, a few regexes, graph rules),
+        then one that matches them all, last, so every first launch reads the whole table."""
+        if count in self.rules_files:
+            return self.rules_files[count]
+        lines = [f"# {count} rules generated by run_bench.py"]
+        for i in range(count - 1):
+            shape = i % 10
+            if shape < 3:
+                lines.append(f"sm90_xmma_gemm_f16f16_{i}_tn  \"gemm {{function}}\"  "
+                             "category=matmul")
+            elif shape < 5:
+                lines.append(f"*flash_fwd_{i}_kernel*  attention.prefill  category=attention "
+                             "color=#E45756")
+            elif shape < 7:
+                lines.append(f"triton_poi_fused_{i}_*  elementwise  color=#00ff00")
+            elif shape == 7:
+                lines.append(f"*[fs]m90_xmma_gemm_f16f16_{i}_t?  matmul.set")
+            elif shape == 8:
+                lines.append(f"graph:kernels={i}  \"decode {{kernels}}\"  category=graph")
+            elif i % 100 == 9:
+                lines.append(f"re:^ncclDevKernel_.*_{i}$  comm  category=comm")
+            else:
+                lines.append(f"\"*vectorized_elementwise_kernel<{i}, *\"  elementwise")
+        lines.append("*kernel_* bench.match category=bench color=#4C78A8")
+        path = os.path.join(self.tmp, f"rules-{count}.conf")
+        with open(path, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        # A rejected table would silently fall back to default labels: check it first.
+        tool = os.path.join(self.build, "libexec", "nvtxcorr", "nvtxcorr-tool")
+        p = subprocess.run([tool, "check", path], capture_output=True, text=True)
+        if p.returncode != 0 or " rules OK" not in p.stdout + p.stderr:
+            raise Failure(f"generated table {path} rejected:\n{p.stdout}{p.stderr}"[:2000])
+        self.rules_files[count] = path
+        return path
+
+    # ---- correctness: ranges ----------------------------------------------------------------
+    def check_ranges(self):
+        """A short run of every entry point with the recording tool: one push and one pop in
+        the expected domain per launch, balanced per thread, labelled by the table if one."""
+        cases = [(e[0], "record", None, 1, 1) for e in ENTRIES]
+        cases += [(e[0], "hand", None, 1, 1) for e in ENTRIES]
+        cases += [("direct", "record", 100, 5, 1), ("direct", "record", None, 3, 2)]
+        for entry, config, rules, k, t in cases:
+            out = os.path.join(self.tmp, "ranges.txt")
+            if os.path.exists(out):
+                os.unlink(out)
+            env = self.env_for("record" if config == "record" else "hand", rules, out)
+            if config == "hand":
+                env.pop("NVTXREC_MODE", None)
+                env["NVTXREC_OUT"] = out
+            what = f"ranges {entry}/{config}" + (f"/{rules} rules" if rules else "") + \
+                (f"/{t} threads" if t > 1 else "")
+            res = self.run(what, self.cmd_for(entry, config, 500, 2, 50, k, t), env)
+            domain = "bench" if config == "hand" else "nvtxcorr"
+            # The program leaves its primer launch unwrapped; nvtxcorr wraps every launch.
+            want = res["launches"] - (1 if config == "hand" else 0)
+            pushes, pops, depth, labels = 0, 0, {}, set()
+            with open(out, encoding="utf-8", errors="replace") as f:
+                for line in f:
+                    parts = line.rstrip("\n").split("\t")
+                    if parts[0] in ("push", "pop") and parts[2] == domain:
+                        d = depth.get(parts[1], 0) + (1 if parts[0] == "push" else -1)
+                        if d < 0:
+                            self.fail(f"{what}: pop without push on thread {parts[1]}")
+                        depth[parts[1]] = d
+                        if parts[0] == "push":
+                            pushes += 1
+                            labels.add(parts[3])
+                        else:
+                            pops += 1
+            if pushes != want or pops != want or any(depth.values()):
+                self.fail(f"{what}: {pushes} pushes, {pops} pops for {want} launches")
+            if rules and labels - {"bench.match", "bench_primer"}:  # the primer matches no rule
+                self.fail(f"{what}: unexpected labels {sorted(labels)[:5]}")
+            print(f"  {what}: {pushes} ranges for {want} launches", file=sys.stderr)
+            os.unlink(out)
+
+    # ---- timing -----------------------------------------------------------------------------
+    def timed_tasks(self):
+        p = self.p
+        tasks = []  # (key, cmd, env)
+        for entry, _, _ in ENTRIES:
+            for config, _ in CONFIGS:
+                n, w = p["n"], p["w"]
+                if config == "record":  # formats text per event: fewer launches, same rate
+                    n, w = n // p["rec_div"], w // p["rec_div"]
+                tasks.append((("main", entry, config), self.cmd_for(entry, config, n, p["b"], w),
+                              self.env_for(config)))
+        k = p["rules_kernels"]
+        for rules in [0] + p["rules"]:
+            tasks.append((("rules", rules), self.cmd_for("direct", "noop", max(p["n"], k), p["b"],
+                                                         p["w"], k), self.env_for("noop", rules)))
+        tasks.append((("rules", "bare"), self.cmd_for("direct", "bare", max(p["n"], k), p["b"],
+                                                      p["w"], k), self.env_for("bare")))
+        for k in p["kernels"]:
+            for config in ("bare", "noop"):
+                tasks.append((("kernels", k, config),
+                              self.cmd_for("direct", config, max(p["n"], k), p["b"], max(p["w"], k),
+                                           k), self.env_for(config)))
+        for t in p["threads"]:
+            for config in ("bare", "disabled", "noop", "hand"):
+                tasks.append((("threads", t, config),
+                              self.cmd_for("direct", config, p["n"], p["b"], p["w"], 1, t),
+                              self.env_for(config)))
+        return tasks
+
+    def run_timed(self):
+        tasks = self.timed_tasks()
+        results = {}
+        rng = random.Random(12345)
+        started = time.time()
+        for rep in range(self.p["reps"]):
+            order = tasks[:]
+            rng.shuffle(order)
+            for key, cmd, env in order:
+                res = self.run("/".join(map(str, key)), cmd, env)
+                if not res["batch"]:
+                    raise Failure(f"{key}: no batch timings")
+                r = results.setdefault(key, {"steady": [], "first": [], "init": []})
+                r["steady"].append(min(res["batch"]))
+                r["first"].append(res["first"])
+                r["init"].append(res["init"])
+            print(f"  timed repetition {rep + 1}/{self.p['reps']} "
+                  f"({time.time() - started:.0f} s)", file=sys.stderr)
+        return {k: {m: statistics.median(v) for m, v in r.items()} for k, r in results.items()}
+
+    # ---- callgrind ----------------------------------------------------------------------------
+    def ir_tasks(self):
+        p = self.p
+        n1, n2 = p["ir"]
+        f1, f2 = p["ir_first"]
+        tasks = []  # (key, per, [(cmd, env)] * 2): ir = (ir2 - ir1) / per
+        for entry, _, _ in ENTRIES:
+            if p["ir_entries"] and entry not in p["ir_entries"]:
+                continue
+            for config, _ in CONFIGS:
+                tasks.append((("main", entry, config), n2 - n1,
+                              [(self.cmd_for(entry, config, n, 1, 0), self.env_for(config))
+                               for n in (n1, n2)]))
+        # Label rules: first launch (per kernel: f2 - f1 more kernels, no batches) and steady
+        # state (100 kernels round-robin).
+        for rules in [0, "bare"] + p["rules"]:
+            config = "bare" if rules == "bare" else "noop"
+            env = self.env_for(config, rules if rules != "bare" else None)
+            tasks.append((("rules-first", rules), f2 - f1,
+                          [(self.cmd_for("direct", config, 0, 0, 0, k), env) for k in (f1, f2)]))
+            tasks.append((("rules-steady", rules), n2 - n1,
+                          [(self.cmd_for("direct", config, n, 1, 0, 100), env) for n in (n1, n2)]))
+        return tasks
+
+    def run_ir(self):
+        if self.args.no_callgrind:
+            return {}
+        if shutil.which("valgrind") is None:
+            self.fail("valgrind not found: no instruction counts")
+            return {}
+        tasks = self.ir_tasks()
+        jobs = [(key, i, cmd, env) for key, _, runs in tasks for i, (cmd, env) in enumerate(runs)]
+        started = time.time()
+        with ThreadPoolExecutor(max_workers=max(1, min(2, os.cpu_count() or 1))) as pool:
+            out = list(pool.map(lambda j: (j[0], j[1], self.run(
+                "callgrind " + "/".join(map(str, j[0])), j[2], j[3], valgrind=True)["ir"]), jobs))
+        print(f"  callgrind: {len(jobs)} runs ({time.time() - started:.0f} s)", file=sys.stderr)
+        irs = {}
+        for key, i, ir in out:
+            irs.setdefault(key, [0, 0])[i] = ir
+        return {key: (irs[key][1] - irs[key][0]) / per for key, per, _ in tasks}
+
+
+# ---- report ----------------------------------------------------------------------------------
+def fmt_ns(v):
+    return f"{v:.1f}" if v < 100 else f"{v:.0f}"
+
+
+def fmt_us(ns):
+    return f"{ns / 1000:.1f} µs" if ns < 100000 else f"{ns / 1e6:.2f} ms"
+
+
+def added(v, base):
+    return f"{v - base:+.1f}"
+
+
+def report(b, t, ir):
+    p, out = b.p, []
+    w = out.append
+    entries = [e for e in ENTRIES]
+    cpu = "unknown CPU"
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next(l.split(":", 1)[1].strip() for l in f if l.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    w(f"Measured {time.strftime('%Y-%m-%d')} on {platform.node() or 'this machine'}: {cpu}, "
+      f"{os.cpu_count()} CPUs, Linux {platform.release()}, load average at the end "
+      f"{os.getloadavg()[0]:.2f}. Profile `{b.args.profile}`: {p['reps']} repetitions, "
+      f"{p['b']} batches of {p['n']:,} launches per run (recording tool: "
+      f"{p['n'] // p['rec_div']:,}); fake driver and runtime, so a bare launch costs a few ns "
+      "where a real one costs microseconds.")
+    w("")
+    w("### Per launch, by entry point")
+    w("")
+    w("ns per launch (median of the runs' fastest batch); in brackets, ns added over bare.")
+    w("")
+    w("| entry point | " + " | ".join(c[1] for c in CONFIGS) + " |")
+    w("|---|" + "---:|" * len(CONFIGS))
+    for key, _, title in entries:
+        bare = t[("main", key, "bare")]["steady"]
+        cells = [fmt_ns(bare)]
+        for config, _ in CONFIGS[1:]:
+            v = t[("main", key, config)]["steady"]
+            cells.append(f"{fmt_ns(v)} ({added(v, bare)})")
+        w(f"| {title} | " + " | ".join(cells) + " |")
+    w("")
+    w("### Against hand-written NVTX (both with the no-op tool)")
+    w("")
+    w("| entry point | nvtxcorr ns | hand-written ns | total ratio | nvtxcorr added ns | "
+      "hand-written added ns | added ratio |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
+    for key, _, title in entries:
+        bare = t[("main", key, "bare")]["steady"]
+        ours, hand = t[("main", key, "noop")]["steady"], t[("main", key, "hand")]["steady"]
+        ar = (ours - bare) / (hand - bare) if hand - bare > 0.05 else float("nan")
+        w(f"| {title} | {fmt_ns(ours)} | {fmt_ns(hand)} | {ours / hand:.2f}× | "
+          f"{ours - bare:.1f} | {hand - bare:.1f} | {ar:.2f}× |")
+    if ir:
+        w("")
+        w("### Instructions per launch (callgrind)")
+        w("")
+        w(f"({p['ir'][1]:,} − {p['ir'][0]:,} launches) / difference; in brackets, added over "
+          "bare. Deterministic, unlike the times above.")
+        w("")
+        w("| entry point | " + " | ".join(c[1] for c in CONFIGS) + " |")
+        w("|---|" + "---:|" * len(CONFIGS))
+        for key, _, title in entries:
+            if ("main", key, "bare") not in ir:
+                continue
+            bare = ir[("main", key, "bare")]
+            cells = [f"{bare:.0f}"] + [f"{ir[('main', key, c)]:.0f} ({ir[('main', key, c)] - bare:+.0f})"
+                                       for c, _ in CONFIGS[1:]]
+            w(f"| {title} | " + " | ".join(cells) + " |")
+    w("")
+    k = p["rules_kernels"]
+    w(f"### Label rules (cuLaunchKernel, {k:,} kernels round-robin, enabled + no-op tool)")
+    w("")
+    w("The table's one matching rule is its last. *first launch*: mean over the kernels of "
+      "each one's first launch (name, demangling, matching, string registration). "
+      "Instructions: first launches of "
+      f"{p['ir_first'][1] - p['ir_first'][0]} more kernels; steady state over 100 kernels.")
+    w("")
+    w("| rules | first launch | first launch, instructions | steady ns | steady instructions |")
+    w("|---|---:|---:|---:|---:|")
+    for rules in ["bare", 0] + p["rules"]:
+        name = {"bare": "bare (no preload)", 0: "no table (default labels)"}.get(rules)
+        name = name or f"{rules:,}"
+        r = t[("rules", rules)]
+        fi = ir.get(("rules-first", rules))
+        si = ir.get(("rules-steady", rules))
+        w(f"| {name} | {fmt_us(r['first'])} | {f'{fi:,.0f}' if fi else '–'} | "
+          f"{fmt_ns(r['steady'])} | {f'{si:.0f}' if si else '–'} |")
+    w("")
+    w("### Distinct kernels (cuLaunchKernel round-robin, default labels)")
+    w("")
+    w("| kernels | first launch, bare | first launch, nvtxcorr | steady, bare | "
+      "steady, nvtxcorr | added |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for kk in p["kernels"]:
+        bare, ours = t[("kernels", kk, "bare")], t[("kernels", kk, "noop")]
+        w(f"| {kk:,} | {fmt_ns(bare['first'])} ns | {fmt_us(ours['first'])} | "
+          f"{fmt_ns(bare['steady'])} | {fmt_ns(ours['steady'])} | "
+          f"{ours['steady'] - bare['steady']:+.1f} |")
+    w("")
+    w("### Threads (cuLaunchKernel, ns per launch per thread, each thread its own stream)")
+    w("")
+    w("| threads | bare | preloaded, disabled | enabled, no-op tool | hand-written NVTX |")
+    w("|---|---:|---:|---:|---:|")
+    for th in p["threads"]:
+        w(f"| {th} | " + " | ".join(fmt_ns(t[("threads", th, c)]["steady"])
+                                    for c in ("bare", "disabled", "noop", "hand")) + " |")
+    w("")
+    w("First launch in the process, enabled + no-op tool (initialisation: reading the "
+      "environment, loading the NVTX tool, loading the demangler): "
+      f"{fmt_us(t[('main', 'direct', 'noop')]['init'])} (bare: "
+      f"{fmt_us(t[('main', 'direct', 'bare')]['init'])}).")
+    w("")
+    out += targets(p, t)
+    return "\n".join(out)
+
+
+def targets(p, t):
+    out = ["### Targets", "", "| target | measured | verdict |", "|---|---|---|"]
+
+    def row(name, measured, ok):
+        out.append(f"| {name} | {measured} | {'met' if ok else '**missed**'} |")
+
+    for config, limit, name in (("disabled", TARGETS["disabled"], "preloaded, disabled"),
+                                ("notool", TARGETS["notool"], "enabled, no tool")):
+        worst = max((t[("main", e[0], config)]["steady"] - t[("main", e[0], "bare")]["steady"],
+                     e[0]) for e in ENTRIES)
+        row(f"{name}: ≤ {limit:g} ns added, every entry point",
+            f"worst {worst[0]:+.1f} ns ({worst[1]})", worst[0] <= limit)
+    for e in ENTRIES:
+        ours, hand = t[("main", e[0], "noop")]["steady"], t[("main", e[0], "hand")]["steady"]
+        bare = t[("main", e[0], "bare")]["steady"]
+        ar = (ours - bare) / (hand - bare) if hand - bare > 0.05 else float("nan")
+        row(f"no-op tool ≤ {TARGETS['hand_ratio']:.1f}× hand-written: {e[0]}",
+            f"{ours / hand:.2f}× total, {ar:.2f}× added ns", ours / hand <= TARGETS["hand_ratio"])
+    lo, hi = p["rules"][0], p["rules"][-1]
+    a, b = t[("rules", lo)]["steady"], t[("rules", hi)]["steady"]
+    row(f"steady state, {hi:,} vs {lo:,} rules, within 5%", f"{b / a:.3f}×",
+        abs(b / a - 1) <= TARGETS["scaling"])
+    lo, hi = p["kernels"][0], p["kernels"][-1]
+    a, b = t[("kernels", lo, "noop")]["steady"], t[("kernels", hi, "noop")]["steady"]
+    ba, bb = t[("kernels", lo, "bare")]["steady"], t[("kernels", hi, "bare")]["steady"]
+    row(f"steady state, {hi:,} vs {lo:,} kernels, within 5%",
+        f"{b / a:.2f}× ({fmt_ns(a)} → {fmt_ns(b)} ns; bare {fmt_ns(ba)} → {fmt_ns(bb)})",
+        abs(b / a - 1) <= TARGETS["scaling"])
+    return out
+
+
+def write_block(path, text):
+    begin, end = "<!-- bench:begin -->", "<!-- bench:end -->"
+    with open(path, encoding="utf-8") as f:
+        doc = f.read()
+    if begin not in doc or end not in doc:
+        raise Failure(f"{path} has no {begin} ... {end} block")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(head + begin + "\n" + text + "\n" + end + tail)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"), help="build directory")
+    ap.add_argument("--smoke", action="store_true", help="short run for CI: numbers, no judging")
+    ap.add_argument("--reps", type=int, help="repetitions of every timed run")
+    ap.add_argument("--no-callgrind", action="store_true", help="skip the instruction counts")
+    ap.add_argument("--no-build", action="store_true", help="accepted for scripts/bench; the "
+                    "driver itself never builds")
+    ap.add_argument("--write", metavar="FILE", help="replace the results block in FILE")
+    args = ap.parse_args()
+    args.profile = "smoke" if args.smoke else "full"
+    prof = dict(PROFILES[args.profile])
+    if args.reps:
+        prof["reps"] = args.reps
+    try:
+        b = Bench(args, prof)
+    except Failure as e:
+        print(f"run_bench: {e}", file=sys.stderr)
+        return 1
+    started = time.time()
+    try:
+        print("checking ranges", file=sys.stderr)
+        b.check_ranges()
+        print("timing", file=sys.stderr)
+        t = b.run_timed()
+        print("counting instructions", file=sys.stderr)
+        ir = b.run_ir()
+        text = report(b, t, ir)
+    except (Failure, subprocess.TimeoutExpired) as e:
+        print(f"run_bench: {e}", file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(b.tmp, ignore_errors=True)
+    print(text)
+    print(f"\n({time.time() - started:.0f} s)", file=sys.stderr)
+    if args.write and not b.failures:
+        write_block(args.write, text)
+        print(f"wrote the results into {args.write}", file=sys.stderr)
+    if b.failures:
+        print(f"run_bench: {len(b.failures)} correctness failure(s):", file=sys.stderr)
+        for f in b.failures:
+            print("  " + f, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
