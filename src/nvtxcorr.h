@@ -72,8 +72,14 @@ static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real);
 /* The slot whose hook `fn` is, or -1. */
 int nvtxcorr_slot_of_hook(const void *fn);
-/* The glibc dlsym behind our override. */
+/* The glibc dlsym behind our override (dlsym.c). */
 void *nvtxcorr_real_dlsym(void *handle, const char *name);
+/* The hook slot of an exported symbol name, or -1. */
+int nvtxcorr_slot_of_symbol(const char *name);
+/* The loaded object containing addr, and a lookup in that one object only. */
+struct link_map;
+struct link_map *nvtxcorr_object_of(const void *addr);
+void *nvtxcorr_lookup_in(struct link_map *m, const char *name);
 /* A real symbol: RTLD_NEXT from us, then every loaded object (finds RTLD_LOCAL libraries). */
 void *nvtxcorr_find_real(const char *name);
 /* Wraps a driver function the caller obtained from a resolver for `public_name`.

@@ -11,7 +11,7 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 add_library(nvtxcorr MODULE
-  core.c config.c log.c resolve.c procaddr.c driver_hooks.c runtime_hooks.c
+  core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
   handles.c emit.c kernels.c graphs.c capture.c)
 set_target_properties(nvtxcorr PROPERTIES PREFIX "lib" C_VISIBILITY_PRESET hidden
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)

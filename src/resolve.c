@@ -1,10 +1,9 @@
-/* Symbol resolution: the real-function slots, the one resolver for real symbols, and the
- * dlsym override.
+/* Symbol resolution: the real-function slots and the one resolver for real symbols (the
+ * dlsym override itself is in dlsym.c).
  *
- * Programs reach the driver through direct symbols, dlsym on a libcuda handle (Triton),
+ * Programs reach the driver through direct symbols, dlsym on a libcuda handle (Triton, dlsym.c),
  * cuGetProcAddress (cudart, cuBLAS, PyTorch: procaddr.c) and cudaGetDriverEntryPoint. The
- * first is covered by exporting the hooks; this file covers dlsym, and gives every path the
- * same rule: a real function that arrives for a hooked symbol is stored in that symbol's
+ * first is covered by exporting the hooks. Every path follows the same rule: a real function that arrives for a hooked symbol is stored in that symbol's
  * slot (first one wins) and the caller gets our hook, which calls exactly that function. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -23,25 +22,6 @@ const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT] = {
 #include "hooks.def"
 };
 
-typedef void *(*dlsym_fn)(void *, const char *);
-static dlsym_fn _Atomic real_dlsym_fn;
-
-void *nvtxcorr_real_dlsym(void *handle, const char *name)
-{
-    dlsym_fn f = atomic_load_explicit(&real_dlsym_fn, memory_order_acquire);
-    if (NVTXCORR_UNLIKELY(f == NULL)) {
-        /* dlvsym is not overridden, so this reaches glibc's dlsym (GLIBC_2.34 since dlsym
-         * moved into libc; GLIBC_2.2.5 before). */
-        f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
-        if (f == NULL)
-            f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.2.5");
-        if (f == NULL)
-            return NULL;
-        atomic_store_explicit(&real_dlsym_fn, f, memory_order_release);
-    }
-    return f(handle, name);
-}
-
 int nvtxcorr_slot_of_hook(const void *fn)
 {
     for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++)
@@ -50,7 +30,7 @@ int nvtxcorr_slot_of_hook(const void *fn)
     return -1;
 }
 
-static int slot_of_symbol(const char *name)
+int nvtxcorr_slot_of_symbol(const char *name)
 {
     /* Every hooked symbol starts with "cu" or "__cu": reject the rest of dlsym's traffic
      * (every program's) before comparing strings. */
@@ -62,7 +42,7 @@ static int slot_of_symbol(const char *name)
     return -1;
 }
 
-static struct link_map *object_of(const void *addr)
+struct link_map *nvtxcorr_object_of(const void *addr)
 {
     Dl_info info;
     struct link_map *map = NULL;
@@ -71,53 +51,58 @@ static struct link_map *object_of(const void *addr)
     return map;
 }
 
-static int is_ours(const void *addr)
+static struct link_map *self_map(void)
 {
     static struct link_map *_Atomic self;
     struct link_map *s = atomic_load_explicit(&self, memory_order_relaxed);
     if (s == NULL) {
-        s = object_of((const void *)nvtxcorr_real_dlsym);
+        s = nvtxcorr_object_of((const void *)nvtxcorr_real_dlsym);
         atomic_store_explicit(&self, s, memory_order_relaxed);
     }
-    return addr != NULL && object_of(addr) == s;
+    return s;
+}
+
+static int is_ours(const void *addr)
+{
+    return addr != NULL && nvtxcorr_object_of(addr) == self_map();
+}
+
+/* A slot keeps a raw pointer into the library that defines it; a program that dlcloses
+ * libcuda after a probe must not leave it dangling. RTLD_NODELETE pins that library. */
+static void pin(const void *fn)
+{
+    struct link_map *m = nvtxcorr_object_of(fn);
+    void *h = m ? dlopen(m->l_name && m->l_name[0] ? m->l_name : NULL,
+                         RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)
+                : NULL;
+    if (h)
+        dlclose(h);
 }
 
 /* Looks `name` up in one loaded object only (not its dependencies): dlsym on a handle
  * searches the object's whole dependency scope, so a hit elsewhere is rejected. */
-static void *lookup_in(struct link_map *m, const char *name)
+void *nvtxcorr_lookup_in(struct link_map *m, const char *name)
 {
     void *h = dlopen(m->l_name && m->l_name[0] ? m->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
     if (h == NULL)
         return NULL;
     void *p = nvtxcorr_real_dlsym(h, name);
     dlclose(h);
-    return p && object_of(p) == m ? p : NULL;
-}
-
-static struct link_map *first_object(void)
-{
-    struct link_map *m = NULL;
-    void *h = dlopen(NULL, RTLD_LAZY | RTLD_NOLOAD);
-    if (h && dlinfo(h, RTLD_DI_LINKMAP, &m) != 0)
-        m = NULL;
-    if (h)
-        dlclose(h);
-    while (m && m->l_prev)
-        m = m->l_prev;
-    return m;
+    return p && nvtxcorr_object_of(p) == m ? p : NULL;
 }
 
 /* The one resolver for real symbols. RTLD_NEXT from here finds libraries in the global
  * scope. A libcudart that PyTorch-style loading put in a local scope (a dependency of a
- * library dlopen'ed RTLD_LOCAL) is invisible to RTLD_NEXT, so every loaded object is then
- * searched in load order, skipping this library. */
+ * library dlopen'ed RTLD_LOCAL) is invisible to RTLD_NEXT, so every object loaded after this
+ * library is then searched in load order. (Not the ones before: a wrapper in the main
+ * program that calls RTLD_NEXT would call itself through us.) */
 void *nvtxcorr_find_real(const char *name)
 {
     void *p = nvtxcorr_real_dlsym(RTLD_NEXT, name);
     if (p && !is_ours(p))
         return p;
-    for (struct link_map *m = first_object(); m; m = m->l_next) {
-        p = lookup_in(m, name);
+    for (struct link_map *m = self_map(); m && (m = m->l_next) != NULL;) {
+        p = nvtxcorr_lookup_in(m, name);
         if (p && !is_ours(p))
             return p;
     }
@@ -133,7 +118,9 @@ void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id)
         return NULL;
     }
     void *expected = NULL;
-    if (!atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, p))
+    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, p))
+        pin(p);
+    else
         p = expected;
     return p;
 }
@@ -147,38 +134,15 @@ void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
     if (!nvtxcorr_active())
         return real;
     void *expected = NULL;
-    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real) ||
-        expected == real)
+    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real)) {
+        pin(real);
+        return hook;
+    }
+    if (expected == real)
         return hook;
     nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
                  nvtxcorr_hooks[id].symbol, real);
     return real;
-}
-
-/* RTLD_NEXT must mean "after the object that called dlsym". glibc works that out from the
- * return address, which inside this override is ours: a library preloaded after us asking
- * for the next "puts" would get its own. So the search is redone from the caller's object,
- * in load order, one object at a time. */
-static void *next_after(const void *caller, const char *name)
-{
-    struct link_map *m = object_of(caller);
-    if (m == NULL)
-        return nvtxcorr_real_dlsym(RTLD_NEXT, name);
-    for (m = m->l_next; m; m = m->l_next) {
-        void *p = lookup_in(m, name);
-        if (p)
-            return p;
-    }
-    return NULL;
-}
-
-NVTXCORR_EXPORT void *dlsym(void *handle, const char *name)
-{
-    if (handle == RTLD_NEXT)
-        return next_after(__builtin_return_address(0), name);
-    void *p = nvtxcorr_real_dlsym(handle, name);
-    int id = p ? slot_of_symbol(name) : -1;
-    return id < 0 ? p : nvtxcorr_claim((nvtxcorr_slot_id_t)id, p);
 }
 
 void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,

@@ -12,10 +12,18 @@ from harness import (KERNELS6, ROOT, VARIANTS, check, check_balanced, check_quie
 def test_exports(env):
     out = subprocess.run(["nm", "-D", "--defined-only", env.lib], capture_output=True,
                          text=True, check=True).stdout
-    exported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
-    expected = {h[1] for h in hooks_table()} | {"dlsym"}
-    check(exported == expected, f"exports differ from hooks.def: extra {exported - expected}, "
-          f"missing {expected - exported}")
+    symbols = [line.split() for line in out.splitlines() if line.strip()]
+    versioned = {tuple(re.split(r"@+", s[2])) for s in symbols if s[1] != "A"}
+    hooks = hooks_table()
+    expected = ({(h[1], "NVTXCORR_1") for h in hooks if h[5] == "driver"} |
+                {(h[1], "libcudart.so.13") for h in hooks if h[5] == "runtime"} |
+                {("dlsym", "GLIBC_2.34")})
+    missing = expected - versioned
+    extra = {v for v in versioned - expected if v[0] != "dlsym"}
+    check(not missing and not extra, f"exports differ from hooks.def: extra {extra}, "
+          f"missing {missing}")
+    check(len([v for v in versioned if v[0] == "dlsym"]) == 2,
+          "dlsym must also be exported under the architecture's pre-2.34 version")
     needed = subprocess.run(["readelf", "-d", env.lib], capture_output=True, text=True).stdout
     libs = re.findall(r"NEEDED.*\[(.*)\]", needed)
     check(not [n for n in libs if re.search(r"cuda|nvtx|nvToolsExt|stdc\+\+", n)],
@@ -284,6 +292,30 @@ def test_stacking(env):
     check("stack: cuLaunchKernel calls 1" in run.err, run.err)
     check(run.labels() == KERNELS6, f"labels {run.labels()}")
     check(run.count("cuLaunchKernel") == 1, f"{run.counts}")
+
+
+@scenario
+def test_rtld_next_from_local_plugin(env):
+    for enabled in (True, False):
+        run = env.run([env.prog("rtld_local"), env.prog("libplugin.so")], enabled=enabled)
+        check(run.rc == 0 and "RTLD_NEXT malloc is libc" in run.out,
+              f"enabled={enabled}: rc {run.rc}: {run.out} {run.err}")
+
+
+@scenario
+def test_libcuda_dlclosed_and_reloaded(env):
+    run = env.run([env.prog("scn_reload")])
+    check(run.rc == 0, f"rc {run.rc}: {run.out} {run.err}")
+    check_rcs_zero(run)
+    check(len(run.marks()) == 1, f"graph not recorded: {run.events}")
+
+
+@scenario
+def test_other_cudart_versions_untouched(env):
+    """Programs built against another runtime (here a CUDA 11-style one whose
+    cudaGraphInstantiate takes 5 arguments) must not bind to the CUDA 13 hooks."""
+    run = env.run([env.prog("cudart11_app")])
+    check(run.rc == 0 and "log=intact size=64" in run.out, f"rc {run.rc}: {run.out} {run.err}")
 
 
 @scenario
