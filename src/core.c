@@ -15,6 +15,13 @@ nvtxcorr_labels_t *nvtxcorr_table;
 static __thread int initialising;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* A child forked while another thread held one of our locks must not hang on it. */
+static void after_fork_in_child(void)
+{
+    nvtxcorr_map_after_fork();
+    nvtxcorr_emit_after_fork();
+}
+
 static void initialise(void)
 {
     initialising = 1;
@@ -48,6 +55,8 @@ static void initialise(void)
                      nvtxcorr_table ? nvtxcorr_labels_rule_count(nvtxcorr_table) : (size_t)0,
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths);
     }
+    if (mode == NVTXCORR_MODE_ACTIVE)
+        pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
     initialising = 0;
 }

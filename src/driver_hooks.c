@@ -28,17 +28,17 @@
                         if (r == OK || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)             \
                             nvtxcorr_capture_changed(-1))
 #define TRACK_FUNCTION(sym, ptsz, params, args, pf, name)                                      \
-    NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                 \
+    NVTXCORR_BODY_ALWAYS(CUresult, NOTFOUND, sym, params, args,                                 \
                         if (r == OK && (pf) && *(pf)) nvtxcorr_track_name(*(pf), name))
 #define TRACK_KERNEL(sym, ptsz, params, args, pk, name)                                        \
-    NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                 \
+    NVTXCORR_BODY_ALWAYS(CUresult, NOTFOUND, sym, params, args,                                 \
                         if (r == OK && (pk) && *(pk)) nvtxcorr_track_name(*(pk), name))
 #define TRACK_KERNEL_FUNCTION(sym, ptsz, params, args, pf, k)                                  \
-    NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                 \
+    NVTXCORR_BODY_ALWAYS(CUresult, NOTFOUND, sym, params, args,                                 \
                         if (r == OK && (pf) && *(pf)) nvtxcorr_track_alias(*(pf), k))
 /* An unloaded module's handles may come back for other kernels: drop cached labels. */
 #define UNLOAD(sym, ptsz, params, args, ...)                                                   \
-    NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                 \
+    NVTXCORR_BODY_ALWAYS(CUresult, NOTFOUND, sym, params, args,                                 \
                         if (r == OK) nvtxcorr_forget_functions())
 #define SPECIAL(...) /* procaddr.c */
 

@@ -87,6 +87,10 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
         a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
         if (!skip)
             a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
+        if (!skip && a->message.registered == NULL) { /* a tool without registered strings */
+            a->messageType = NVTX_MESSAGE_TYPE_ASCII;
+            a->message.ascii = e->label.text;
+        }
         e->next = buckets[b];
         buckets[b] = e;
     }
@@ -125,3 +129,5 @@ void nvtxcorr_emit_mark(const char *text, const char *category)
     a.message.ascii = text;
     nvtxDomainMarkEx(nvtxcorr_domain, &a);
 }
+
+void nvtxcorr_emit_after_fork(void) { pthread_mutex_init(&lock, NULL); }

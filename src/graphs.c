@@ -19,13 +19,8 @@
 
 extern nvtxcorr_labels_t *nvtxcorr_table;
 
-typedef struct graph_info {
-    unsigned ordinal;
-} graph_info_t;
-
-static nvtxcorr_map_t infos; /* CUgraphExec -> graph_info_t */
+static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
-static pthread_mutex_t info_lock = PTHREAD_MUTEX_INITIALIZER;
 
 typedef CUresult (*get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
 typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
@@ -142,7 +137,7 @@ static int by_base(const void *a, const void *b)
 {
     const kernel_node_t *x = a, *y = b;
     int d = strcmp(x->base, y->base);
-    return d ? d : (x < y ? -1 : x > y);
+    return d ? d : strcmp(x->label, y->label);
 }
 
 typedef struct top_entry {
@@ -156,7 +151,9 @@ static unsigned top_kernels(contents_t *c, top_entry_t top[3])
     unsigned found = 0;
     for (unsigned i = 0; i < c->kernels; i++)
         c->list[i].base = c->names + (uintptr_t)c->list[i].base;
-    kernel_node_t *sorted = malloc((c->kernels ? c->kernels : 1) * sizeof *sorted);
+    if (c->kernels == 0)
+        return 0;
+    kernel_node_t *sorted = malloc(c->kernels * sizeof *sorted);
     if (sorted == NULL)
         return 0;
     memcpy(sorted, c->list, c->kernels * sizeof *sorted);
@@ -221,34 +218,24 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
 
 void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph)
 {
-    graph_info_t *info = calloc(1, sizeof *info);
-    if (info == NULL)
-        return;
-    info->ordinal = atomic_fetch_add_explicit(&instantiations, 1, memory_order_relaxed) + 1;
-    pthread_mutex_lock(&info_lock);
-    free(nvtxcorr_map_get(&infos, exec)); /* a reused handle never destroyed through us */
-    nvtxcorr_map_put(&infos, exec, info);
-    pthread_mutex_unlock(&info_lock);
-    describe(exec, graph, info->ordinal, 0);
+    unsigned ordinal = atomic_fetch_add_explicit(&instantiations, 1, memory_order_relaxed) + 1;
+    nvtxcorr_map_put(&ordinals, exec, (void *)(uintptr_t)ordinal);
+    describe(exec, graph, ordinal, 0);
 }
 
 void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph)
 {
-    graph_info_t *info = nvtxcorr_map_get(&infos, exec);
-    if (info)
-        describe(exec, graph, info->ordinal, 1);
+    unsigned ordinal = (unsigned)(uintptr_t)nvtxcorr_map_get(&ordinals, exec);
+    if (ordinal)
+        describe(exec, graph, ordinal, 1);
 }
 
 void nvtxcorr_graph_destroyed(CUgraphExec exec)
 {
-    pthread_mutex_lock(&info_lock);
-    graph_info_t *info = nvtxcorr_map_get(&infos, exec);
-    if (info) {
-        nvtxcorr_map_put(&infos, exec, NULL);
-        nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
-        free(info);
-    }
-    pthread_mutex_unlock(&info_lock);
+    if (nvtxcorr_map_get(&ordinals, exec) == NULL)
+        return;
+    nvtxcorr_map_put(&ordinals, exec, NULL);
+    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
 }
 
 /* An exec we never saw instantiated (made before NVTX was attached, or on a path we do not

@@ -80,3 +80,6 @@ void nvtxcorr_map_clear_values(nvtxcorr_map_t *map)
         atomic_store_explicit(&t->slots[i].value, NULL, memory_order_release);
     pthread_mutex_unlock(&map_lock);
 }
+
+/* In a forked child only the forking thread exists: a lock another thread held is reset. */
+void nvtxcorr_map_after_fork(void) { pthread_mutex_init(&map_lock, NULL); }

@@ -27,7 +27,9 @@
         return r;                                                                              \
     }
 
-/* A call that is not a launch: `after` runs once per outermost call, with the result r. */
+/* A call that is not a launch: `after` runs once per outermost call, with the result r,
+ * while the depth is still held, so anything an NVTX tool or the driver calls back into
+ * from there passes through instead of re-entering our locks. */
 #define NVTXCORR_BODY_AFTER(R, NOTFOUND, sym, params, args, after)                             \
     NVTXCORR_EXPORT R sym params                                                               \
     {                                                                                          \
@@ -36,10 +38,23 @@
             return real args;                                                                  \
         int outer = nvtxcorr_enter();                                                          \
         R r = real args;                                                                       \
-        nvtxcorr_leave();                                                                      \
         if (outer) {                                                                           \
             after;                                                                             \
         }                                                                                      \
+        nvtxcorr_leave();                                                                      \
+        return r;                                                                              \
+    }
+
+/* Name tracking and unloads act at any depth: cudart loads modules lazily from inside a
+ * launch, and those names are the only ones an old driver gives. Both are idempotent. */
+#define NVTXCORR_BODY_ALWAYS(R, NOTFOUND, sym, params, args, after)                            \
+    NVTXCORR_EXPORT R sym params                                                               \
+    {                                                                                          \
+        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
+        if (!nvtxcorr_active())                                                                \
+            return real args;                                                                  \
+        R r = real args;                                                                       \
+        after;                                                                                 \
         return r;                                                                              \
     }
 

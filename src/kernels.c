@@ -22,11 +22,17 @@ nvtxcorr_map_t nvtxcorr_function_labels;
 nvtxcorr_map_t nvtxcorr_host_labels;
 nvtxcorr_map_t nvtxcorr_graph_labels;
 
+typedef CUresult (*get_name_fn)(const char **, void *);
+
 static nvtxcorr_map_t tracked_names; /* CUfunction / CUkernel -> strdup'ed name */
 static nvtxcorr_map_t aliases;       /* CUfunction -> the CUkernel it came from */
 
+static get_name_fn driver_name_fn(int kernel);
+
 void nvtxcorr_track_name(const void *handle, const char *name)
 {
+    if (driver_name_fn(0) != NULL)
+        return; /* the driver names every handle itself */
     const char *old = nvtxcorr_map_get(&tracked_names, handle);
     if (old && !strcmp(old, name))
         return;
@@ -40,12 +46,11 @@ void nvtxcorr_track_name(const void *handle, const char *name)
 
 void nvtxcorr_track_alias(const void *function, const void *kernel)
 {
-    nvtxcorr_map_put(&aliases, function, (void *)kernel);
+    if (driver_name_fn(0) == NULL)
+        nvtxcorr_map_put(&aliases, function, (void *)kernel);
 }
 
 void nvtxcorr_forget_functions(void) { nvtxcorr_map_clear_values(&nvtxcorr_function_labels); }
-
-typedef CUresult (*get_name_fn)(const char **, void *);
 
 static get_name_fn driver_name_fn(int kernel)
 {
@@ -85,7 +90,7 @@ int nvtxcorr_function_name(const void *f, char *buf, size_t size)
 }
 
 /* The runtime names a host stub (the address of the __global__ function's host side). */
-static int host_name(const void *func, char *buf, size_t size)
+static int host_name_unguarded(const void *func, char *buf, size_t size)
 {
     typedef cudaError_t (*func_get_name_fn)(const char **, const void *);
     typedef cudaError_t (*func_by_symbol_fn)(cudaFunction_t *, const void *);
@@ -102,6 +107,21 @@ static int host_name(const void *func, char *buf, size_t size)
     if (dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
         return copy_name(info.dli_sname, buf, size);
     return -1;
+}
+
+/* A failing naming call sets the runtime's per-thread last error, which the program would
+ * then read from cudaGetLastError after a successful launch (PyTorch checks after every
+ * one). An error that was not pending before is consumed again. */
+static int host_name(const void *func, char *buf, size_t size)
+{
+    typedef cudaError_t (*last_error_fn)(void);
+    last_error_fn peek = (last_error_fn)nvtxcorr_find_real("cudaPeekAtLastError");
+    last_error_fn get = (last_error_fn)nvtxcorr_find_real("cudaGetLastError");
+    cudaError_t before = peek ? peek() : cudaErrorUnknown;
+    int r = host_name_unguarded(func, buf, size);
+    if (before == cudaSuccess && get && peek() != cudaSuccess)
+        get();
+    return r;
 }
 
 static const nvtxcorr_label_t *label_for_name(const char *mangled)

@@ -140,6 +140,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
                                             const char *category, int skip);
 const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l);
 void nvtxcorr_emit_mark(const char *text, const char *category);
+void nvtxcorr_emit_after_fork(void);
 
 /* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
 typedef struct nvtxcorr_map_slot {
@@ -180,6 +181,7 @@ static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 }
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
+void nvtxcorr_map_after_fork(void);
 
 /* ---- what a launch is keyed by (names.c of the core: labels_core.c) ---- */
 extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> label */

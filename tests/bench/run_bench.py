@@ -5,11 +5,13 @@ Runs the launch-loop programs of tests/bench (bench_launch: cuLaunchKernel, cuLa
 cuGraphLaunch and a cuGetProcAddress pointer; bench_runtime: cudaLaunchKernel) against the
 fake driver and runtime in six configurations -- bare, preloaded but disabled, enabled with no
 NVTX tool, enabled with a no-op tool, hand-written NVTX with the same no-op tool, enabled with
-the recording tool -- and the scaling runs (label rules, distinct kernels, threads). Every
-repetition runs every configuration once, in a fresh random order, so machine noise hits all
-alike; a run keeps its fastest batch, and a table cell is the median over the repetitions.
-Instructions per launch come from callgrind: two loop lengths, the difference divided by the
-extra launches, so set-up cost cancels.
+the recording tool -- and the scaling runs (label rules, distinct kernels, threads). Runs
+that are compared form a block; every repetition runs every block once, blocks and the runs
+inside them in a fresh random order, so machine noise hits all alike. A run keeps its fastest
+batch; a cell is the median over the repetitions, and an added cost is the median of the
+differences between runs of the same repetition's block. Instructions per launch come from
+callgrind: two loop lengths, the difference divided by the extra launches, so set-up cost
+cancels.
 
 Besides timing it checks correctness, never timing: every run produced its numbers, no launch
 failed, the fake driver saw every launch, and a run with the recording tool produced exactly
@@ -52,8 +54,11 @@ CONFIGS = [  # (key, title)
 TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05}
 
 PROFILES = {
-    # n: launches per batch; w: warm-up; reps: repetitions of every timed run;
-    # ir: the two loop lengths under callgrind; *_list: the scaling points
+    # n: launches per batch; b: batches per run; w: warm-up launches; reps: repetitions;
+    # rec_div: the recording tool's runs make n / rec_div launches per batch; ir: the two loop
+    # lengths under callgrind, ir_first the two kernel counts for first-launch instructions;
+    # rules, kernels, threads: the scaling points; ir_entries: the entry points callgrind
+    # measures (None: all)
     "full": dict(n=50000, b=10, w=10000, reps=51, rec_div=20, ir=(1000, 5000),
                  rules=[1, 100, 10000], rules_kernels=1000, kernels=[10, 1000, 100000],
                  threads=[1, 2], ir_entries=None, ir_first=(100, 300)),
