@@ -79,9 +79,9 @@ int main(int argc, char **argv)
     long launches = 0, errors = 0;
     /* Warm-up: one chunk, untimed (initialisation, first launch, labels). */
     for (long b = -1; b < batches; b++) {
-        long total = b < 0 ? chunk : n;
+        long chunks = b < 0 ? 1 : n / chunk;
         double t = 0;
-        for (long done = 0; done < total; done += chunk) {
+        for (long c = 0; c < chunks; c++) {
             double t0 = now_ns();
             for (long i = 0; i < chunk; i++) {
                 if (hand)
@@ -99,7 +99,7 @@ int main(int argc, char **argv)
             check_rt("cudaStreamSynchronize", cudaStreamSynchronize(stream));
         }
         if (b >= 0)
-            printf("batch %.1f\n", t / (double)(total / chunk * chunk));
+            printf("batch %.1f\n", t / (double)(chunks * chunk));
     }
     check_rt("launches", cudaGetLastError());
     printf("launches %ld\nerrors %ld\n", launches, errors);

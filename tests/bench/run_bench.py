@@ -80,7 +80,6 @@ class Bench:
         self.lib = os.path.abspath(args.lib or os.path.join(self.build, "lib", "libnvtxcorr.so"))
         self.tool = os.path.join(self.fakes, "libnvtx_recorder.so")
         self.bindir = os.path.join(self.build, "tests", "bench")
-        self.tmp = tempfile.mkdtemp(prefix="nvtxcorr-bench-")
         self.failures = []
         self.rules_files = {}
         base = {k: v for k, v in os.environ.items()
@@ -92,6 +91,7 @@ class Bench:
                      os.path.join(self.build, "libexec", "nvtxcorr", "nvtxcorr-tool")):
             if not os.path.exists(path):
                 raise Failure(f"missing {path}: build the 'bench' target first")
+        self.tmp = tempfile.mkdtemp(prefix="nvtxcorr-bench-")
 
     def prog(self, name):
         return os.path.join(self.bindir, name)
