@@ -45,8 +45,10 @@ typedef struct interned {
     uint32_t color_key, category;
 } interned_t;
 
-enum { BUCKETS = 4096 };
-static interned_t *buckets[BUCKETS];
+/* Chained hash table that doubles when it averages two labels per bucket, so the first
+ * launch of the 100,000th distinct kernel costs what the first one did. */
+static interned_t **buckets;
+static size_t bucket_count, label_count;
 
 static size_t hash_text(const char *s)
 {
@@ -56,13 +58,38 @@ static size_t hash_text(const char *s)
     return h;
 }
 
+/* Caller holds lock. On failure the old table stays. */
+static void grow(void)
+{
+    size_t n = bucket_count ? bucket_count * 2 : 1024;
+    interned_t **nb = calloc(n, sizeof *nb);
+    if (nb == NULL)
+        return;
+    for (size_t i = 0; i < bucket_count; i++)
+        for (interned_t *e = buckets[i], *next; e; e = next) {
+            next = e->next;
+            size_t b = hash_text(e->label.text) & (n - 1);
+            e->next = nb[b];
+            nb[b] = e;
+        }
+    free(buckets);
+    buckets = nb;
+    bucket_count = n;
+}
+
 const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip)
 {
     uint32_t color_key = has_color ? color | 0xFF000000u : 0;
     pthread_mutex_lock(&lock);
     uint32_t cat = skip ? 0 : category_id(category);
-    size_t b = hash_text(text) % BUCKETS;
+    if (label_count >= bucket_count * 2)
+        grow();
+    if (buckets == NULL) {
+        pthread_mutex_unlock(&lock);
+        return NULL;
+    }
+    size_t b = hash_text(text) & (bucket_count - 1);
     interned_t *e;
     for (e = buckets[b]; e; e = e->next)
         if (e->label.skip == skip && e->color_key == color_key && e->category == cat &&
@@ -93,6 +120,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
         }
         e->next = buckets[b];
         buckets[b] = e;
+        label_count++;
     }
     pthread_mutex_unlock(&lock);
     return e ? &e->label : NULL;

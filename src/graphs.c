@@ -96,9 +96,10 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     memcpy(c->names + c->names_len, names.function, len);
     /* Offsets now, pointers once the buffer stops moving (see finish()). */
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
-    const nvtxcorr_label_t *l = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
-    if (l == NULL && f)
-        l = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
+    const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
+    if (v == NULL && f)
+        v = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     c->list[c->kernels].label = l && !l->skip ? l->text : "-";
     c->names_len += len;
     c->kernels++;
@@ -194,7 +195,7 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     nvtxcorr_labels_match_graph(nvtxcorr_table, &keys, &res);
     const nvtxcorr_label_t *l =
         nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
-    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, (void *)l);
+    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
 
     if (nvtxcorr_config.graph_marks) {
         char mark[1024], desc[512];

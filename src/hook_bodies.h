@@ -14,8 +14,49 @@
     if (NVTXCORR_UNLIKELY(real == NULL))                                                       \
         return NOTFOUND;
 
+/* Launch hooks. On x86-64 the exported symbol is a five-instruction entry stub and the C body
+ * below is a hidden function it jumps to. The stub forwards straight to the real function,
+ * with the caller's registers and stack untouched, when the library is pass-through or the
+ * launch is nested inside another hooked call (a runtime launch reaching the driver);
+ * anything else (not yet initialised, slot not yet resolved, an outermost active launch)
+ * goes to the C body. In C, GCC cannot forward an 11-argument call without saving argument
+ * registers and copying the stack arguments first, which is most of the disabled-mode cost
+ * (docs/performance.md). Elsewhere the C body is the exported symbol itself. */
+#if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
+#define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
+#define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
+#define NVTXCORR_LAUNCH_STUB(sym)                                                              \
+    static void __attribute__((used)) nvtxcorr_stub_##sym(void)                                \
+    {                                                                                          \
+        __asm__ volatile(".pushsection .text\n"                                                \
+                         ".globl " #sym "\n"                                                   \
+                         ".type " #sym ", @function\n" #sym ":\n"                              \
+                         "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                      \
+                         "    testq %%rax, %%rax\n"                                            \
+                         "    jz nvtxcorr_body_" #sym "\n"                                     \
+                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                             \
+                         "    cmpl $%c1, %%r11d\n"                                             \
+                         "    je 1f\n"                                                         \
+                         "    cmpl $%c2, %%r11d\n"                                             \
+                         "    jne nvtxcorr_body_" #sym "\n"                                    \
+                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                   \
+                         "    cmpl $0, %%fs:(%%r11)\n"                                         \
+                         "    je nvtxcorr_body_" #sym "\n"                                     \
+                         "1:  jmp *%%rax\n"                                                    \
+                         ".size " #sym ", .-" #sym "\n"                                         \
+                         ".popsection\n"                                                       \
+                         :                                                                     \
+                         : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                          \
+                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE));         \
+    }
+#else
+#define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
+#define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT
+#define NVTXCORR_LAUNCH_STUB(sym)
+#endif
+
 #define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)     \
-    NVTXCORR_EXPORT R sym params                                                               \
+    NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                         \
     {                                                                                          \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
         if (!nvtxcorr_active())                                                                \
@@ -25,7 +66,8 @@
         R r = real args;                                                                       \
         nvtxcorr_launch_end(pushed);                                                           \
         return r;                                                                              \
-    }
+    }                                                                                          \
+    NVTXCORR_LAUNCH_STUB(sym)
 
 /* A call that is not a launch: `after` runs once per outermost call, with the result r,
  * while the depth is still held, so anything an NVTX tool or the driver calls back into

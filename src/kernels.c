@@ -134,26 +134,29 @@ static const nvtxcorr_label_t *label_for_name(const char *mangled)
     return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
-const nvtxcorr_label_t *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
+const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
 {
     char name[1024];
     const nvtxcorr_label_t *l;
+    nvtxcorr_map_t *map;
     switch (kind) {
     case NVTXCORR_KEY_GRAPH:
         return nvtxcorr_graph_unknown(key);
     case NVTXCORR_KEY_HOST:
+        map = &nvtxcorr_host_labels;
         l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name
                                                                           : "unknown_kernel");
-        if (key && l)
-            nvtxcorr_map_put(&nvtxcorr_host_labels, key, (void *)l);
-        return l;
+        break;
     case NVTXCORR_KEY_FUNCTION:
     default:
+        map = &nvtxcorr_function_labels;
         l = label_for_name(key && nvtxcorr_function_name(key, name, sizeof name) == 0
                                ? name
                                : "unknown_kernel");
-        if (key && l)
-            nvtxcorr_map_put(&nvtxcorr_function_labels, key, (void *)l);
-        return l;
+        break;
     }
+    void *v = nvtxcorr_label_value(l);
+    if (key && v)
+        nvtxcorr_map_put(map, key, v);
+    return v;
 }

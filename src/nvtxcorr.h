@@ -188,8 +188,22 @@ extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> labe
 extern nvtxcorr_map_t nvtxcorr_host_labels;     /* runtime host stub -> label */
 extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */
 
+/* Map values are labels, with bit 0 set for a label that says "no range": the launch path
+ * then decides without touching the label itself (one cache miss fewer per launch when a
+ * program cycles through very many kernels). */
+static inline void *nvtxcorr_label_value(const nvtxcorr_label_t *l)
+{
+    return (void *)((uintptr_t)l | (uintptr_t)(l && l->skip));
+}
+static inline const nvtxcorr_label_t *nvtxcorr_label_of(const void *value)
+{
+    return (const nvtxcorr_label_t *)((uintptr_t)value & ~(uintptr_t)1);
+}
+
 typedef enum { NVTXCORR_KEY_FUNCTION, NVTXCORR_KEY_HOST, NVTXCORR_KEY_GRAPH } nvtxcorr_key_t;
-const nvtxcorr_label_t *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key);
+/* Finds, caches and returns the map value (tagged label) for a handle seen for the first
+ * time. */
+const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key);
 void nvtxcorr_track_name(const void *handle, const char *name);
 void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);
@@ -215,12 +229,15 @@ static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_key_t kind,
 {
     if (nvtxcorr_thread.depth++ != 0)
         return NULL;
-    const nvtxcorr_label_t *l = (const nvtxcorr_label_t *)nvtxcorr_map_get(map, key);
-    if (NVTXCORR_UNLIKELY(l == NULL))
-        l = nvtxcorr_label_lookup_slow(kind, key);
+    const void *v = nvtxcorr_map_get(map, key);
+    if (NVTXCORR_UNLIKELY(v == NULL))
+        v = nvtxcorr_label_lookup_slow(kind, key);
+    if ((uintptr_t)v & 1) /* skip */
+        return NULL;
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         l = nvtxcorr_capture_adjust(l, stream, ptsz);
-    if (l == NULL || l->skip)
+    if (l == NULL)
         return NULL;
     nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
     return l;
