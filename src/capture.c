@@ -16,8 +16,7 @@ static _Atomic unsigned generation = 1;
 
 void nvtxcorr_capture_changed(int delta)
 {
-    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN)
-        return;
+    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN) return;
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
     if (delta > 0) {
         atomic_fetch_add_explicit(&nvtxcorr_captures_open, 1, memory_order_acq_rel);
@@ -36,8 +35,7 @@ static int stream_capturing(const void *stream, int ptsz)
     is_capturing_fn fn = atomic_load_explicit(&fns[ptsz], memory_order_acquire);
     if (fn == NULL) {
         fn = (is_capturing_fn)nvtxcorr_driver_entry("cuStreamIsCapturing", 10000, ptsz);
-        if (fn == NULL)
-            return 0;
+        if (fn == NULL) return 0;
         atomic_store_explicit(&fns[ptsz], fn, memory_order_release);
     }
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
@@ -61,12 +59,9 @@ const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const
     if (capturing < 0) {
         capturing = stream_capturing(stream, ptsz);
         nvtxcorr_capture_entry_t *e = &t->capture[t->capture_next++ % NVTXCORR_CAPTURE_CACHE];
-        *e = (nvtxcorr_capture_entry_t){stream, gen, (unsigned char)ptsz,
-                                        (unsigned char)capturing};
+        *e = (nvtxcorr_capture_entry_t){stream, gen, (unsigned char)ptsz, (unsigned char)capturing};
     }
-    if (!capturing)
-        return l;
-    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_SKIP)
-        return NULL;
+    if (!capturing) return l;
+    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_SKIP) return NULL;
     return nvtxcorr_label_capture_variant(l);
 }

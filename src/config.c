@@ -15,7 +15,10 @@ static int truthy(const char *v)
                  !strcasecmp(v, "yes"));
 }
 
-static const char *nonempty(const char *v) { return v && *v ? v : NULL; }
+static const char *nonempty(const char *v)
+{
+    return v && *v ? v : NULL;
+}
 
 void nvtxcorr_config_read(void)
 {
@@ -27,8 +30,7 @@ void nvtxcorr_config_read(void)
         static const char *const levels[] = {"error", "warn", "info", "debug"};
         int found = 0;
         for (int i = 0; i < 4; i++)
-            if (!strcasecmp(v, levels[i]))
-                c.log_level = i, found = 1;
+            if (!strcasecmp(v, levels[i])) c.log_level = i, found = 1;
         nvtxcorr_config = c; /* so the error below is printed with a sane level */
         if (!found && *v)
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
@@ -49,7 +51,6 @@ void nvtxcorr_config_read(void)
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
                          "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
     }
-    if ((v = nonempty(getenv("NVTXCORR_GRAPH_MARKS"))) != NULL)
-        c.graph_marks = truthy(v);
+    if ((v = nonempty(getenv("NVTXCORR_GRAPH_MARKS"))) != NULL) c.graph_marks = truthy(v);
     nvtxcorr_config = c;
 }

@@ -33,9 +33,8 @@ static void initialise(void)
             mode = NVTXCORR_MODE_ACTIVE;
             why = "enabled, NVTX tool attached";
             if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
-                nvtxcorr_table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline,
-                                                      nvtxcorr_config.labels,
-                                                      nvtxcorr_log_line, NULL);
+                nvtxcorr_table = nvtxcorr_labels_load(
+                    nvtxcorr_config.labels_inline, nvtxcorr_config.labels, nvtxcorr_log_line, NULL);
                 if (nvtxcorr_table == NULL)
                     nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
             }
@@ -55,16 +54,14 @@ static void initialise(void)
                      nvtxcorr_table ? nvtxcorr_labels_rule_count(nvtxcorr_table) : (size_t)0,
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths);
     }
-    if (mode == NVTXCORR_MODE_ACTIVE)
-        pthread_atfork(NULL, NULL, after_fork_in_child);
+    if (mode == NVTXCORR_MODE_ACTIVE) pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
     initialising = 0;
 }
 
 int nvtxcorr_init_slow(void)
 {
-    if (initialising)
-        return 0;
+    if (initialising) return 0;
     pthread_once(&once, initialise);
     return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) == NVTXCORR_MODE_ACTIVE;
 }

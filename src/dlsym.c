@@ -36,16 +36,14 @@ __attribute__((visibility("hidden"))) dlsym_fn nvtxcorr_real_dlsym_resolve(void)
     dlsym_fn f = atomic_load_explicit(&nvtxcorr_real_dlsym_ptr, memory_order_acquire);
     for (size_t i = 0; f == NULL && i < sizeof versions / sizeof *versions; i++)
         f = (dlsym_fn)dlvsym(RTLD_NEXT, "dlsym", versions[i]);
-    if (f)
-        atomic_store_explicit(&nvtxcorr_real_dlsym_ptr, f, memory_order_release);
+    if (f) atomic_store_explicit(&nvtxcorr_real_dlsym_ptr, f, memory_order_release);
     return f;
 }
 
 void *nvtxcorr_real_dlsym(void *handle, const char *name)
 {
     dlsym_fn f = atomic_load_explicit(&nvtxcorr_real_dlsym_ptr, memory_order_acquire);
-    if (NVTXCORR_UNLIKELY(f == NULL) && (f = nvtxcorr_real_dlsym_resolve()) == NULL)
-        return NULL;
+    if (NVTXCORR_UNLIKELY(f == NULL) && (f = nvtxcorr_real_dlsym_resolve()) == NULL) return NULL;
     return f(handle, name);
 }
 
@@ -120,12 +118,10 @@ __asm__(".symver nvtxcorr_dlsym_compat, dlsym@GLIBC_2.17");
 static void *next_after(const void *caller, const char *name)
 {
     struct link_map *m = nvtxcorr_object_of(caller);
-    if (m == NULL)
-        return nvtxcorr_real_dlsym(RTLD_NEXT, name);
+    if (m == NULL) return nvtxcorr_real_dlsym(RTLD_NEXT, name);
     for (m = m->l_next; m; m = m->l_next) {
         void *p = nvtxcorr_lookup_in(m, name);
-        if (p)
-            return p;
+        if (p) return p;
     }
     return NULL;
 }
@@ -133,8 +129,7 @@ static void *next_after(const void *caller, const char *name)
 void *nvtxcorr_dlsym_entry(void *handle, const char *name);
 void *nvtxcorr_dlsym_entry(void *handle, const char *name)
 {
-    if (handle == RTLD_NEXT)
-        return next_after(__builtin_return_address(0), name);
+    if (handle == RTLD_NEXT) return next_after(__builtin_return_address(0), name);
     return nvtxcorr_dlsym_lookup(handle, name);
 }
 __asm__(".symver nvtxcorr_dlsym_entry, dlsym@@GLIBC_2.34");

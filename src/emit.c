@@ -28,13 +28,10 @@ static unsigned category_count;
 /* Caller holds lock. 0 when none or when the table is full. */
 static uint32_t category_id(const char *name)
 {
-    if (name == NULL || !*name)
-        return 0;
+    if (name == NULL || !*name) return 0;
     for (unsigned i = 0; i < category_count; i++)
-        if (!strcmp(categories[i], name))
-            return i + 1;
-    if (category_count == CATEGORY_MAX || !(categories[category_count] = strdup(name)))
-        return 0;
+        if (!strcmp(categories[i], name)) return i + 1;
+    if (category_count == CATEGORY_MAX || !(categories[category_count] = strdup(name))) return 0;
     nvtxDomainNameCategoryA(nvtxcorr_domain, category_count + 1, name);
     return ++category_count;
 }
@@ -63,8 +60,7 @@ static void grow(void)
 {
     size_t n = bucket_count ? bucket_count * 2 : 1024;
     interned_t **nb = calloc(n, sizeof *nb);
-    if (nb == NULL)
-        return;
+    if (nb == NULL) return;
     for (size_t i = 0; i < bucket_count; i++)
         for (interned_t *e = buckets[i], *next; e; e = next) {
             next = e->next;
@@ -83,8 +79,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
     uint32_t color_key = has_color ? color | 0xFF000000u : 0;
     pthread_mutex_lock(&lock);
     uint32_t cat = skip ? 0 : category_id(category);
-    if (label_count >= bucket_count * 2)
-        grow();
+    if (label_count >= bucket_count * 2) grow();
     if (buckets == NULL) {
         pthread_mutex_unlock(&lock);
         return NULL;
@@ -112,8 +107,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
         a->colorType = has_color ? NVTX_COLOR_ARGB : NVTX_COLOR_UNKNOWN;
         a->color = color_key;
         a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-        if (!skip)
-            a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
+        if (!skip) a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
         if (!skip && a->message.registered == NULL) { /* a tool without registered strings */
             a->messageType = NVTX_MESSAGE_TYPE_ASCII;
             a->message.ascii = e->label.text;
@@ -130,18 +124,15 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
  * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. */
 const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l)
 {
-    if (l == NULL || l->skip)
-        return l;
-    nvtxcorr_label_t *c = atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture,
-                                               memory_order_acquire);
-    if (c)
-        return c;
+    if (l == NULL || l->skip) return l;
+    nvtxcorr_label_t *c =
+        atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
+    if (c) return c;
     char text[NVTXCORR_LABEL_TEXT_MAX + 16];
     snprintf(text, sizeof text, "%s [capture]", l->text);
     c = (nvtxcorr_label_t *)nvtxcorr_label_make(text, l->attr.colorType == NVTX_COLOR_ARGB,
                                                 l->attr.color, "capture", 0);
-    if (c)
-        atomic_store_explicit(&((nvtxcorr_label_t *)l)->capture, c, memory_order_release);
+    if (c) atomic_store_explicit(&((nvtxcorr_label_t *)l)->capture, c, memory_order_release);
     return c ? c : l;
 }
 
@@ -158,4 +149,7 @@ void nvtxcorr_emit_mark(const char *text, const char *category)
     nvtxDomainMarkEx(nvtxcorr_domain, &a);
 }
 
-void nvtxcorr_emit_after_fork(void) { pthread_mutex_init(&lock, NULL); }
+void nvtxcorr_emit_after_fork(void)
+{
+    pthread_mutex_init(&lock, NULL);
+}

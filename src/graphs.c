@@ -72,7 +72,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     char raw[1024], storage[3 * 1024];
     if (f == NULL || nvtxcorr_function_name(f, raw, sizeof raw) != 0)
         snprintf(raw, sizeof raw, "unknown_kernel");
-    unsigned dims[6] = {p->gridDimX, p->gridDimY, p->gridDimZ,
+    unsigned dims[6] = {p->gridDimX,  p->gridDimY,  p->gridDimZ,
                         p->blockDimX, p->blockDimY, p->blockDimZ};
     c->sig = fnv(fnv(c->sig, raw, strlen(raw) + 1), dims, sizeof dims);
 
@@ -82,23 +82,20 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     if (c->kernels == c->cap) {
         size_t cap = c->cap ? c->cap * 2 : 64;
         kernel_node_t *l = realloc(c->list, cap * sizeof *l);
-        if (l == NULL)
-            return;
+        if (l == NULL) return;
         c->list = l, c->cap = cap;
     }
     if (c->names_len + len > c->names_cap) {
         size_t cap = (c->names_cap + len) * 2;
         char *n = realloc(c->names, cap);
-        if (n == NULL)
-            return;
+        if (n == NULL) return;
         c->names = n, c->names_cap = cap;
     }
     memcpy(c->names + c->names_len, names.function, len);
     /* Offsets now, pointers once the buffer stops moving (see finish()). */
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
-    if (v == NULL && f)
-        v = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
+    if (v == NULL && f) v = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
     const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     c->list[c->kernels].label = l && !l->skip ? l->text : "-";
     c->names_len += len;
@@ -118,8 +115,7 @@ static void walk(contents_t *c, CUgraph g, int depth)
     for (size_t i = 0; i < n; i++) {
         CUgraphNodeType type;
         c->nodes++;
-        if (drv.node_type == NULL || drv.node_type(nodes[i], &type) != CUDA_SUCCESS)
-            continue;
+        if (drv.node_type == NULL || drv.node_type(nodes[i], &type) != CUDA_SUCCESS) continue;
         if (type == CU_GRAPH_NODE_TYPE_KERNEL && drv.kernel_params) {
             CUDA_KERNEL_NODE_PARAMS_v2 p;
             memset(&p, 0, sizeof p);
@@ -152,11 +148,9 @@ static unsigned top_kernels(contents_t *c, top_entry_t top[3])
     unsigned found = 0;
     for (unsigned i = 0; i < c->kernels; i++)
         c->list[i].base = c->names + (uintptr_t)c->list[i].base;
-    if (c->kernels == 0)
-        return 0;
+    if (c->kernels == 0) return 0;
     kernel_node_t *sorted = malloc(c->kernels * sizeof *sorted);
-    if (sorted == NULL)
-        return 0;
+    if (sorted == NULL) return 0;
     memcpy(sorted, c->list, c->kernels * sizeof *sorted);
     qsort(sorted, c->kernels, sizeof *sorted, by_base);
     for (unsigned i = 0; i < c->kernels;) {
@@ -171,8 +165,7 @@ static unsigned top_kernels(contents_t *c, top_entry_t top[3])
             for (unsigned m = found < 3 ? found : 2; m > pos; m--)
                 top[m] = top[m - 1];
             top[pos] = e;
-            if (found < 3)
-                found++;
+            if (found < 3) found++;
         }
         i = j;
     }
@@ -227,14 +220,12 @@ void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph)
 void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph)
 {
     unsigned ordinal = (unsigned)(uintptr_t)nvtxcorr_map_get(&ordinals, exec);
-    if (ordinal)
-        describe(exec, graph, ordinal, 1);
+    if (ordinal) describe(exec, graph, ordinal, 1);
 }
 
 void nvtxcorr_graph_destroyed(CUgraphExec exec)
 {
-    if (nvtxcorr_map_get(&ordinals, exec) == NULL)
-        return;
+    if (nvtxcorr_map_get(&ordinals, exec) == NULL) return;
     nvtxcorr_map_put(&ordinals, exec, NULL);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
 }

@@ -14,10 +14,8 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static nvtxcorr_map_table_t *table_new(size_t capacity)
 {
-    nvtxcorr_map_table_t *t =
-        calloc(1, sizeof *t + capacity * sizeof(nvtxcorr_map_slot_t));
-    if (t)
-        t->mask = capacity - 1;
+    nvtxcorr_map_table_t *t = calloc(1, sizeof *t + capacity * sizeof(nvtxcorr_map_slot_t));
+    if (t) t->mask = capacity - 1;
     return t;
 }
 
@@ -26,16 +24,14 @@ static nvtxcorr_map_slot_t *slot_for(nvtxcorr_map_table_t *t, uintptr_t key)
 {
     for (size_t i = nvtxcorr_map_hash(key) & t->mask;; i = (i + 1) & t->mask) {
         uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-        if (k == key || k == 0)
-            return &t->slots[i];
+        if (k == key || k == 0) return &t->slots[i];
     }
 }
 
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
 {
     uintptr_t key = (uintptr_t)handle;
-    if (key == 0)
-        return;
+    if (key == 0) return;
     pthread_mutex_lock(&map_lock);
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_relaxed);
     if (t == NULL || (t->used + 1) * 2 > t->mask + 1) {
@@ -48,13 +44,11 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
         if (t) {
             for (size_t i = 0; i <= t->mask; i++) {
                 uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-                if (k == 0)
-                    continue;
+                if (k == 0) continue;
                 nvtxcorr_map_slot_t *s = slot_for(n, k);
-                atomic_store_explicit(&s->value,
-                                      atomic_load_explicit(&t->slots[i].value,
-                                                           memory_order_relaxed),
-                                      memory_order_relaxed);
+                atomic_store_explicit(
+                    &s->value, atomic_load_explicit(&t->slots[i].value, memory_order_relaxed),
+                    memory_order_relaxed);
                 atomic_store_explicit(&s->key, k, memory_order_relaxed);
             }
             n->used = t->used;
@@ -82,4 +76,7 @@ void nvtxcorr_map_clear_values(nvtxcorr_map_t *map)
 }
 
 /* In a forked child only the forking thread exists: a lock another thread held is reset. */
-void nvtxcorr_map_after_fork(void) { pthread_mutex_init(&map_lock, NULL); }
+void nvtxcorr_map_after_fork(void)
+{
+    pthread_mutex_init(&map_lock, NULL);
+}

@@ -9,10 +9,9 @@
 #include "nvtxcorr.h"
 
 /* R: result type; NOTFOUND: returned only when no real function exists at all. */
-#define NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
-    __typeof__(&sym) real = (__typeof__(&sym))nvtxcorr_real(NVTXCORR_SLOT_##sym);              \
-    if (NVTXCORR_UNLIKELY(real == NULL))                                                       \
-        return NOTFOUND;
+#define NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
+    __typeof__(&sym) real = (__typeof__(&sym))nvtxcorr_real(NVTXCORR_SLOT_##sym);                  \
+    if (NVTXCORR_UNLIKELY(real == NULL)) return NOTFOUND;
 
 /* Launch hooks. On x86-64 the exported symbol is a five-instruction entry stub and the C body
  * below is a hidden function it jumps to. The stub forwards straight to the real function,
@@ -25,29 +24,29 @@
 #if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
-#define NVTXCORR_LAUNCH_STUB(sym)                                                              \
-    static void __attribute__((used)) nvtxcorr_stub_##sym(void)                                \
-    {                                                                                          \
-        __asm__ volatile(".pushsection .text\n"                                                \
-                         ".globl " #sym "\n"                                                   \
-                         ".type " #sym ", @function\n" #sym ":\n"                              \
-                         "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                      \
-                         "    testq %%rax, %%rax\n"                                            \
-                         "    jz nvtxcorr_body_" #sym "\n"                                     \
-                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                             \
-                         "    cmpl $%c1, %%r11d\n"                                             \
-                         "    je 1f\n"                                                         \
-                         "    cmpl $%c2, %%r11d\n"                                             \
-                         "    jne nvtxcorr_body_" #sym "\n"                                    \
-                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                   \
-                         "    cmpl $0, %%fs:(%%r11)\n"                                         \
-                         "    je nvtxcorr_body_" #sym "\n"                                     \
-                         "1:  jmp *%%rax\n"                                                    \
-                         ".size " #sym ", .-" #sym "\n"                                         \
-                         ".popsection\n"                                                       \
-                         :                                                                     \
-                         : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                          \
-                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE));         \
+#define NVTXCORR_LAUNCH_STUB(sym)                                                                  \
+    static void __attribute__((used)) nvtxcorr_stub_##sym(void)                                    \
+    {                                                                                              \
+        __asm__ volatile(".pushsection .text\n"                                                    \
+                         ".globl " #sym "\n"                                                       \
+                         ".type " #sym ", @function\n" #sym ":\n"                                  \
+                         "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                           \
+                         "    testq %%rax, %%rax\n"                                                \
+                         "    jz nvtxcorr_body_" #sym "\n"                                         \
+                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                 \
+                         "    cmpl $%c1, %%r11d\n"                                                 \
+                         "    je 1f\n"                                                             \
+                         "    cmpl $%c2, %%r11d\n"                                                 \
+                         "    jne nvtxcorr_body_" #sym "\n"                                        \
+                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
+                         "    cmpl $0, %%fs:(%%r11)\n"                                             \
+                         "    je nvtxcorr_body_" #sym "\n"                                         \
+                         "1:  jmp *%%rax\n"                                                        \
+                         ".size " #sym ", .-" #sym "\n"                                            \
+                         ".popsection\n"                                                           \
+                         :                                                                         \
+                         : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
+                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE));             \
     }
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
@@ -55,61 +54,58 @@
 #define NVTXCORR_LAUNCH_STUB(sym)
 #endif
 
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)     \
-    NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                         \
-    {                                                                                          \
-        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
-        if (!nvtxcorr_active())                                                                \
-            return real args;                                                                  \
-        const nvtxcorr_label_t *pushed =                                                       \
-            nvtxcorr_launch_begin(kind, map, (const void *)(key), (const void *)(stream), ptsz); \
-        R r = real args;                                                                       \
-        nvtxcorr_launch_end(pushed);                                                           \
-        return r;                                                                              \
-    }                                                                                          \
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)         \
+    NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
+    {                                                                                              \
+        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
+        if (!nvtxcorr_active()) return real args;                                                  \
+        const nvtxcorr_label_t *pushed =                                                           \
+            nvtxcorr_launch_begin(kind, map, (const void *)(key), (const void *)(stream), ptsz);   \
+        R r = real args;                                                                           \
+        nvtxcorr_launch_end(pushed);                                                               \
+        return r;                                                                                  \
+    }                                                                                              \
     NVTXCORR_LAUNCH_STUB(sym)
 
 /* A call that is not a launch: `after` runs once per outermost call, with the result r,
  * while the depth is still held, so anything an NVTX tool or the driver calls back into
  * from there passes through instead of re-entering our locks. */
-#define NVTXCORR_BODY_AFTER(R, NOTFOUND, sym, params, args, after)                             \
-    NVTXCORR_EXPORT R sym params                                                               \
-    {                                                                                          \
-        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
-        if (!nvtxcorr_active())                                                                \
-            return real args;                                                                  \
-        int outer = nvtxcorr_enter();                                                          \
-        R r = real args;                                                                       \
-        if (outer) {                                                                           \
-            after;                                                                             \
-        }                                                                                      \
-        nvtxcorr_leave();                                                                      \
-        return r;                                                                              \
+#define NVTXCORR_BODY_AFTER(R, NOTFOUND, sym, params, args, after)                                 \
+    NVTXCORR_EXPORT R sym params                                                                   \
+    {                                                                                              \
+        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
+        if (!nvtxcorr_active()) return real args;                                                  \
+        int outer = nvtxcorr_enter();                                                              \
+        R r = real args;                                                                           \
+        if (outer) {                                                                               \
+            after;                                                                                 \
+        }                                                                                          \
+        nvtxcorr_leave();                                                                          \
+        return r;                                                                                  \
     }
 
 /* Name tracking and unloads act at any depth: cudart loads modules lazily from inside a
  * launch, and those names are the only ones an old driver gives. Both are idempotent. */
-#define NVTXCORR_BODY_ALWAYS(R, NOTFOUND, sym, params, args, after)                            \
-    NVTXCORR_EXPORT R sym params                                                               \
-    {                                                                                          \
-        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
-        if (!nvtxcorr_active())                                                                \
-            return real args;                                                                  \
-        R r = real args;                                                                       \
-        after;                                                                                 \
-        return r;                                                                              \
+#define NVTXCORR_BODY_ALWAYS(R, NOTFOUND, sym, params, args, after)                                \
+    NVTXCORR_EXPORT R sym params                                                                   \
+    {                                                                                              \
+        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
+        if (!nvtxcorr_active()) return real args;                                                  \
+        R r = real args;                                                                           \
+        after;                                                                                     \
+        return r;                                                                                  \
     }
 
 /* Destroy forgets the handle before the real call: once destroyed, the handle may be reused
  * by an instantiation on another thread, whose record must not be dropped. */
-#define NVTXCORR_BODY_BEFORE(R, NOTFOUND, sym, params, args, before)                           \
-    NVTXCORR_EXPORT R sym params                                                               \
-    {                                                                                          \
-        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                   \
-        if (nvtxcorr_active() && nvtxcorr_thread.depth == 0) {                                 \
-            before;                                                                            \
-        }                                                                                      \
-        return real args;                                                                      \
+#define NVTXCORR_BODY_BEFORE(R, NOTFOUND, sym, params, args, before)                               \
+    NVTXCORR_EXPORT R sym params                                                                   \
+    {                                                                                              \
+        NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
+        if (nvtxcorr_active() && nvtxcorr_thread.depth == 0) {                                     \
+            before;                                                                                \
+        }                                                                                          \
+        return real args;                                                                          \
     }
 
 #endif

@@ -31,26 +31,25 @@ static get_name_fn driver_name_fn(int kernel);
 
 void nvtxcorr_track_name(const void *handle, const char *name)
 {
-    if (driver_name_fn(0) != NULL)
-        return; /* the driver names every handle itself */
+    if (driver_name_fn(0) != NULL) return; /* the driver names every handle itself */
     const char *old = nvtxcorr_map_get(&tracked_names, handle);
-    if (old && !strcmp(old, name))
-        return;
+    if (old && !strcmp(old, name)) return;
     char *copy = strdup(name);
     if (copy)
         nvtxcorr_map_put(&tracked_names, handle, copy); /* a replaced name is kept: a reader
                                                            may hold it */
-    if (old)
-        nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+    if (old) nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
 }
 
 void nvtxcorr_track_alias(const void *function, const void *kernel)
 {
-    if (driver_name_fn(0) == NULL)
-        nvtxcorr_map_put(&aliases, function, (void *)kernel);
+    if (driver_name_fn(0) == NULL) nvtxcorr_map_put(&aliases, function, (void *)kernel);
 }
 
-void nvtxcorr_forget_functions(void) { nvtxcorr_map_clear_values(&nvtxcorr_function_labels); }
+void nvtxcorr_forget_functions(void)
+{
+    nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
+}
 
 static get_name_fn driver_name_fn(int kernel)
 {
@@ -66,8 +65,7 @@ static get_name_fn driver_name_fn(int kernel)
 
 static int copy_name(const char *name, char *buf, size_t size)
 {
-    if (name == NULL)
-        return -1;
+    if (name == NULL) return -1;
     snprintf(buf, size, "%s", name);
     return 0;
 }
@@ -77,12 +75,9 @@ int nvtxcorr_function_name(const void *f, char *buf, size_t size)
     const char *name = NULL;
     get_name_fn fn = driver_name_fn(0), kn = driver_name_fn(1);
     /* A CUkernel may be launched as a CUfunction: ask for both kinds of handle. */
-    if (fn && fn(&name, (void *)f) == CUDA_SUCCESS && name)
-        return copy_name(name, buf, size);
-    if (kn && kn(&name, (void *)f) == CUDA_SUCCESS && name)
-        return copy_name(name, buf, size);
-    if ((name = nvtxcorr_map_get(&tracked_names, f)) != NULL)
-        return copy_name(name, buf, size);
+    if (fn && fn(&name, (void *)f) == CUDA_SUCCESS && name) return copy_name(name, buf, size);
+    if (kn && kn(&name, (void *)f) == CUDA_SUCCESS && name) return copy_name(name, buf, size);
+    if ((name = nvtxcorr_map_get(&tracked_names, f)) != NULL) return copy_name(name, buf, size);
     const void *k = nvtxcorr_map_get(&aliases, f);
     if (k && (name = nvtxcorr_map_get(&tracked_names, k)) != NULL)
         return copy_name(name, buf, size);
@@ -96,8 +91,7 @@ static int host_name_unguarded(const void *func, char *buf, size_t size)
     typedef cudaError_t (*func_by_symbol_fn)(cudaFunction_t *, const void *);
     func_get_name_fn get_name = (func_get_name_fn)nvtxcorr_find_real("cudaFuncGetName");
     const char *name = NULL;
-    if (get_name && get_name(&name, func) == cudaSuccess && name)
-        return copy_name(name, buf, size);
+    if (get_name && get_name(&name, func) == cudaSuccess && name) return copy_name(name, buf, size);
     func_by_symbol_fn by_symbol = (func_by_symbol_fn)nvtxcorr_find_real("cudaGetFuncBySymbol");
     cudaFunction_t f = NULL;
     if (by_symbol && by_symbol(&f, func) == cudaSuccess && f &&
@@ -119,8 +113,7 @@ static int host_name(const void *func, char *buf, size_t size)
     last_error_fn get = (last_error_fn)nvtxcorr_find_real("cudaGetLastError");
     cudaError_t before = peek ? peek() : cudaErrorUnknown;
     int r = host_name_unguarded(func, buf, size);
-    if (before == cudaSuccess && get && peek() != cudaSuccess)
-        get();
+    if (before == cudaSuccess && get && peek() != cudaSuccess) get();
     return r;
 }
 
@@ -144,19 +137,16 @@ const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
         return nvtxcorr_graph_unknown(key);
     case NVTXCORR_KEY_HOST:
         map = &nvtxcorr_host_labels;
-        l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name
-                                                                          : "unknown_kernel");
+        l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name : "unknown_kernel");
         break;
     case NVTXCORR_KEY_FUNCTION:
     default:
         map = &nvtxcorr_function_labels;
-        l = label_for_name(key && nvtxcorr_function_name(key, name, sizeof name) == 0
-                               ? name
-                               : "unknown_kernel");
+        l = label_for_name(
+            key && nvtxcorr_function_name(key, name, sizeof name) == 0 ? name : "unknown_kernel");
         break;
     }
     void *v = nvtxcorr_label_value(l);
-    if (key && v)
-        nvtxcorr_map_put(map, key, v);
+    if (key && v) nvtxcorr_map_put(map, key, v);
     return v;
 }

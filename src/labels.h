@@ -33,25 +33,25 @@ size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *table);
 
 /* What a graph launch can be matched on (see docs/labels.md, graph names). */
 typedef struct nvtxcorr_graph_keys {
-    unsigned ordinal;   /* N of graph#N: order of successful instantiation, from 1 */
-    unsigned nodes;     /* all nodes */
-    unsigned kernels;   /* kernel nodes */
-    const char *sig;    /* 8 hex digits: hash of the ordered kernel names and dimensions */
-    const char *top;    /* base name of the most frequent kernel, "" when none */
+    unsigned ordinal; /* N of graph#N: order of successful instantiation, from 1 */
+    unsigned nodes;   /* all nodes */
+    unsigned kernels; /* kernel nodes */
+    const char *sig;  /* 8 hex digits: hash of the ordered kernel names and dimensions */
+    const char *top;  /* base name of the most frequent kernel, "" when none */
 } nvtxcorr_graph_keys_t;
 
 enum { NVTXCORR_LABEL_MAX = 256 };
 
 typedef struct nvtxcorr_label_result {
-    int matched;         /* 0: no rule matched, the default label is in `label` */
-    int skip;            /* the rule's label was "-": no range for this launch */
+    int matched; /* 0: no rule matched, the default label is in `label` */
+    int skip;    /* the rule's label was "-": no range for this launch */
     char label[NVTXCORR_LABEL_MAX];
     int has_color;
-    uint32_t color;          /* 0xAARRGGBB, alpha forced to 0xFF */
-    const char *category;    /* category name owned by the table, or NULL */
-    const char *source;      /* the file's path as given, or "NVTXCORR_LABELS_INLINE";
-                                owned by the table; NULL if unmatched */
-    unsigned line;           /* line (file) or rule number (inline), 0 if unmatched */
+    uint32_t color;       /* 0xAARRGGBB, alpha forced to 0xFF */
+    const char *category; /* category name owned by the table, or NULL */
+    const char *source;   /* the file's path as given, or "NVTXCORR_LABELS_INLINE";
+                             owned by the table; NULL if unmatched */
+    unsigned line;        /* line (file) or rule number (inline), 0 if unmatched */
 } nvtxcorr_label_result_t;
 
 /* First matching kernel rule wins; with no match (or table == NULL) the label is the base

@@ -15,11 +15,9 @@ static _Atomic unsigned messages;
 void nvtxcorr_log(int level, const char *fmt, ...)
 {
     static const char *const names[] = {"error", "warning", "info", "debug"};
-    if (!NVTXCORR_LOG_ON(level))
-        return;
+    if (!NVTXCORR_LOG_ON(level)) return;
     unsigned n = atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
-    if (n > MESSAGE_CAP)
-        return;
+    if (n > MESSAGE_CAP) return;
     int saved = errno;
     char buf[1024];
     int len;
@@ -32,16 +30,13 @@ void nvtxcorr_log(int level, const char *fmt, ...)
         int m = vsnprintf(buf + len, sizeof buf - (size_t)len - 1, fmt, ap);
         va_end(ap);
         len += m < 0 ? 0 : m;
-        if (len > (int)sizeof buf - 2)
-            len = (int)sizeof buf - 2;
+        if (len > (int)sizeof buf - 2) len = (int)sizeof buf - 2;
         buf[len++] = '\n';
     }
     for (ssize_t off = 0; off < len;) {
         ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(len - off));
-        if (w <= 0 && errno != EINTR)
-            break;
-        if (w > 0)
-            off += w;
+        if (w <= 0 && errno != EINTR) break;
+        if (w > 0) off += w;
     }
     errno = saved;
 }
@@ -50,5 +45,6 @@ void nvtxcorr_log(int level, const char *fmt, ...)
 void nvtxcorr_log_line(void *ctx, const char *line)
 {
     (void)ctx;
-    nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s", line + (strncmp(line, "nvtxcorr: error: ", 17) ? 0 : 17));
+    nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s",
+                 line + (strncmp(line, "nvtxcorr: error: ", 17) ? 0 : 17));
 }

@@ -24,13 +24,13 @@ enum { NVTXCORR_LABEL_TEXT_MAX = 256 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
 
 typedef struct nvtxcorr_config {
-    int enabled;            /* NVTXCORR */
-    int log_level;          /* NVTXCORR_LOG */
-    const char *labels;     /* NVTXCORR_LABELS */
+    int enabled;               /* NVTXCORR */
+    int log_level;             /* NVTXCORR_LOG */
+    const char *labels;        /* NVTXCORR_LABELS */
     const char *labels_inline; /* NVTXCORR_LABELS_INLINE */
-    int capture;            /* NVTXCORR_CAPTURE */
-    int graph_marks;        /* NVTXCORR_GRAPH_MARKS */
-    const char *injection;  /* NVTX_INJECTION64_PATH, only reported */
+    int capture;               /* NVTXCORR_CAPTURE */
+    int graph_marks;           /* NVTXCORR_GRAPH_MARKS */
+    const char *injection;     /* NVTX_INJECTION64_PATH, only reported */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;
@@ -102,8 +102,7 @@ int nvtxcorr_init_slow(void);
 static inline int nvtxcorr_active(void)
 {
     int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
-    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT))
-        return m == NVTXCORR_MODE_ACTIVE;
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m == NVTXCORR_MODE_ACTIVE;
     return nvtxcorr_init_slow();
 }
 
@@ -169,14 +168,11 @@ static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 {
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_acquire);
     uintptr_t key = (uintptr_t)handle;
-    if (NVTXCORR_UNLIKELY(t == NULL || key == 0))
-        return NULL;
+    if (NVTXCORR_UNLIKELY(t == NULL || key == 0)) return NULL;
     for (size_t i = nvtxcorr_map_hash(key) & t->mask;; i = (i + 1) & t->mask) {
         uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_acquire);
-        if (k == key)
-            return atomic_load_explicit(&t->slots[i].value, memory_order_acquire);
-        if (k == 0)
-            return NULL;
+        if (k == key) return atomic_load_explicit(&t->slots[i].value, memory_order_acquire);
+        if (k == 0) return NULL;
     }
 }
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
@@ -227,32 +223,34 @@ static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_key_t kind,
                                                             nvtxcorr_map_t *map, const void *key,
                                                             const void *stream, int ptsz)
 {
-    if (nvtxcorr_thread.depth++ != 0)
-        return NULL;
+    if (nvtxcorr_thread.depth++ != 0) return NULL;
     const void *v = nvtxcorr_map_get(map, key);
-    if (NVTXCORR_UNLIKELY(v == NULL))
-        v = nvtxcorr_label_lookup_slow(kind, key);
+    if (NVTXCORR_UNLIKELY(v == NULL)) v = nvtxcorr_label_lookup_slow(kind, key);
     if ((uintptr_t)v & 1) /* skip */
         return NULL;
     const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         l = nvtxcorr_capture_adjust(l, stream, ptsz);
-    if (l == NULL)
-        return NULL;
+    if (l == NULL) return NULL;
     nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
     return l;
 }
 
 static inline void nvtxcorr_launch_end(const nvtxcorr_label_t *pushed)
 {
-    if (pushed)
-        nvtxDomainRangePop(nvtxcorr_domain);
+    if (pushed) nvtxDomainRangePop(nvtxcorr_domain);
     nvtxcorr_thread.depth--;
 }
 
 /* Non-launch hooks (instantiate, capture begin/end, name tracking) use the same depth so
  * that a runtime call and the driver call beneath it act once. */
-static inline int nvtxcorr_enter(void) { return nvtxcorr_thread.depth++ == 0; }
-static inline void nvtxcorr_leave(void) { nvtxcorr_thread.depth--; }
+static inline int nvtxcorr_enter(void)
+{
+    return nvtxcorr_thread.depth++ == 0;
+}
+static inline void nvtxcorr_leave(void)
+{
+    nvtxcorr_thread.depth--;
+}
 
 #endif

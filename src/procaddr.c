@@ -11,11 +11,9 @@ NVTXCORR_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn
                                                   cuuint64_t flags)
 {
     __typeof__(&cuGetProcAddress) real = nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress);
-    if (real == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+    if (real == NULL) return CUDA_ERROR_NOT_FOUND;
     CUresult r = real(symbol, pfn, version, flags);
-    if (r == CUDA_SUCCESS && pfn)
-        *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
+    if (r == CUDA_SUCCESS && pfn) *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
     return r;
 }
 
@@ -24,11 +22,9 @@ NVTXCORR_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **
                                                      CUdriverProcAddressQueryResult *status)
 {
     __typeof__(&cuGetProcAddress_v2) real = nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress_v2);
-    if (real == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+    if (real == NULL) return CUDA_ERROR_NOT_FOUND;
     CUresult r = real(symbol, pfn, version, flags, status);
-    if (r == CUDA_SUCCESS && pfn)
-        *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
+    if (r == CUDA_SUCCESS && pfn) *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
     return r;
 }
 
@@ -39,8 +35,7 @@ static unsigned long long driver_flags(const char *symbol, int version, unsigned
 {
     if ((rt & cudaEnablePerThreadDefaultStream) || (rt == cudaEnableDefault && default_ptsz))
         return CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
-    if (rt & cudaEnableLegacyStream)
-        return CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+    if (rt & cudaEnableLegacyStream) return CU_GET_PROC_ADDRESS_LEGACY_STREAM;
     if (version >= 0 && fn && nvtxcorr_active() && nvtxcorr_driver_entry(symbol, version, 1) == fn)
         return CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     return CU_GET_PROC_ADDRESS_LEGACY_STREAM;
@@ -49,18 +44,18 @@ static unsigned long long driver_flags(const char *symbol, int version, unsigned
 /* The runtime resolves through a driver cuGetProcAddress that is usually already ours, so
  * most answers arrive wrapped; the version of the plain form is the runtime's own and unknown
  * here (-1): only pointers already held in a slot are wrapped then. */
-#define ENTRY_POINT(sym, ptsz, params, args, version_expr)                                           \
-    NVTXCORR_EXPORT cudaError_t CUDARTAPI sym params                                          \
-    {                                                                                          \
-        __typeof__(&sym) real = nvtxcorr_real(NVTXCORR_SLOT_##sym);                            \
-        if (real == NULL)                                                                      \
-            return cudaErrorSymbolNotFound;                                                    \
-        cudaError_t r = real args;                                                             \
-        if (r == cudaSuccess && pfn && *pfn) {                                                 \
-            int v = (version_expr);                                                            \
-            *pfn = nvtxcorr_wrap_driver(symbol, v, driver_flags(symbol, v, flags, ptsz, *pfn), *pfn); \
-        }                                                                                      \
-        return r;                                                                              \
+#define ENTRY_POINT(sym, ptsz, params, args, version_expr)                                         \
+    NVTXCORR_EXPORT cudaError_t CUDARTAPI sym params                                               \
+    {                                                                                              \
+        __typeof__(&sym) real = nvtxcorr_real(NVTXCORR_SLOT_##sym);                                \
+        if (real == NULL) return cudaErrorSymbolNotFound;                                          \
+        cudaError_t r = real args;                                                                 \
+        if (r == cudaSuccess && pfn && *pfn) {                                                     \
+            int v = (version_expr);                                                                \
+            *pfn =                                                                                 \
+                nvtxcorr_wrap_driver(symbol, v, driver_flags(symbol, v, flags, ptsz, *pfn), *pfn); \
+        }                                                                                          \
+        return r;                                                                                  \
     }
 
 ENTRY_POINT(cudaGetDriverEntryPoint, 0,

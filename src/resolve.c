@@ -3,8 +3,9 @@
  *
  * Programs reach the driver through direct symbols, dlsym on a libcuda handle (Triton, dlsym.c),
  * cuGetProcAddress (cudart, cuBLAS, PyTorch: procaddr.c) and cudaGetDriverEntryPoint. The
- * first is covered by exporting the hooks. Every path follows the same rule: a real function that arrives for a hooked symbol is stored in that symbol's
- * slot (first one wins) and the caller gets our hook, which calls exactly that function. */
+ * first is covered by exporting the hooks. Every path follows the same rule: a real function that
+ * arrives for a hooked symbol is stored in that symbol's slot (first one wins) and the caller gets
+ * our hook, which calls exactly that function. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
@@ -25,8 +26,7 @@ const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT] = {
 int nvtxcorr_slot_of_hook(const void *fn)
 {
     for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++)
-        if (nvtxcorr_hooks[i].hook == fn)
-            return i;
+        if (nvtxcorr_hooks[i].hook == fn) return i;
     return -1;
 }
 
@@ -34,11 +34,9 @@ int nvtxcorr_slot_of_symbol(const char *name)
 {
     /* Every hooked symbol starts with "cu" or "__cu": reject the rest of dlsym's traffic
      * (every program's) before comparing strings. */
-    if (name == NULL || !((name[0] == 'c' && name[1] == 'u') || name[0] == '_'))
-        return -1;
+    if (name == NULL || !((name[0] == 'c' && name[1] == 'u') || name[0] == '_')) return -1;
     for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++)
-        if (!strcmp(nvtxcorr_hooks[i].symbol, name))
-            return i;
+        if (!strcmp(nvtxcorr_hooks[i].symbol, name)) return i;
     return -1;
 }
 
@@ -46,8 +44,7 @@ struct link_map *nvtxcorr_object_of(const void *addr)
 {
     Dl_info info;
     struct link_map *map = NULL;
-    if (addr == NULL || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP))
-        return NULL;
+    if (addr == NULL || !dladdr1(addr, &info, (void **)&map, RTLD_DL_LINKMAP)) return NULL;
     return map;
 }
 
@@ -75,8 +72,7 @@ static void pin(const void *fn)
     void *h = m ? dlopen(m->l_name && m->l_name[0] ? m->l_name : NULL,
                          RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE)
                 : NULL;
-    if (h)
-        dlclose(h);
+    if (h) dlclose(h);
 }
 
 /* Looks `name` up in one loaded object only (not its dependencies): dlsym on a handle
@@ -84,8 +80,7 @@ static void pin(const void *fn)
 void *nvtxcorr_lookup_in(struct link_map *m, const char *name)
 {
     void *h = dlopen(m->l_name && m->l_name[0] ? m->l_name : NULL, RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL)
-        return NULL;
+    if (h == NULL) return NULL;
     void *p = nvtxcorr_real_dlsym(h, name);
     dlclose(h);
     return p && nvtxcorr_object_of(p) == m ? p : NULL;
@@ -99,12 +94,10 @@ void *nvtxcorr_lookup_in(struct link_map *m, const char *name)
 void *nvtxcorr_find_real(const char *name)
 {
     void *p = nvtxcorr_real_dlsym(RTLD_NEXT, name);
-    if (p && !is_ours(p))
-        return p;
+    if (p && !is_ours(p)) return p;
     for (struct link_map *m = self_map(); m && (m = m->l_next) != NULL;) {
         p = nvtxcorr_lookup_in(m, name);
-        if (p && !is_ours(p))
-            return p;
+        if (p && !is_ours(p)) return p;
     }
     return NULL;
 }
@@ -128,34 +121,28 @@ void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id)
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
 {
     void *hook = nvtxcorr_hooks[id].hook;
-    if (real == NULL || real == hook || nvtxcorr_slot_of_hook(real) >= 0)
-        return real;
+    if (real == NULL || real == hook || nvtxcorr_slot_of_hook(real) >= 0) return real;
     /* Disabled or no NVTX tool: hand out the real function, so that path costs nothing. */
-    if (!nvtxcorr_active())
-        return real;
+    if (!nvtxcorr_active()) return real;
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real)) {
         pin(real);
         return hook;
     }
-    if (expected == real)
-        return hook;
+    if (expected == real) return hook;
     nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
                  nvtxcorr_hooks[id].symbol, real);
     return real;
 }
 
-void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,
-                           void *fn)
+void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags, void *fn)
 {
-    if (fn == NULL || public_name == NULL || nvtxcorr_slot_of_hook(fn) >= 0)
-        return fn;
+    if (fn == NULL || public_name == NULL || nvtxcorr_slot_of_hook(fn) >= 0) return fn;
     int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
     int best = -1, any_ptsz = 0, known = 0;
     for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
         const nvtxcorr_hook_t *h = &nvtxcorr_hooks[i];
-        if (h->public_name == NULL || strcmp(h->public_name, public_name))
-            continue;
+        if (h->public_name == NULL || strcmp(h->public_name, public_name)) continue;
         known = 1;
         any_ptsz |= h->ptsz;
         /* The driver already chose; a pointer we hold in a slot is that slot's ABI. */
@@ -172,8 +159,7 @@ void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long l
             h->version <= version && (best < 0 || h->version > nvtxcorr_hooks[best].version))
             best = i;
     }
-    if (best < 0)
-        return fn;
+    if (best < 0) return fn;
     void *w = nvtxcorr_claim((nvtxcorr_slot_id_t)best, fn);
     nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s (version %d, flags %llu) -> %s%s", public_name, version,
                  flags, w == fn ? "unwrapped " : "", nvtxcorr_hooks[best].symbol);
@@ -188,10 +174,9 @@ void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz)
     gpa_v2_fn gpa = (gpa_v2_fn)nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress_v2);
     void *p = NULL;
     CUdriverProcAddressQueryResult status;
-    cuuint64_t flags = ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM
-                            : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    if (gpa == NULL || gpa(public_name, &p, version, flags, &status) != CUDA_SUCCESS)
-        return NULL;
+    cuuint64_t flags =
+        ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
+    if (gpa == NULL || gpa(public_name, &p, version, flags, &status) != CUDA_SUCCESS) return NULL;
     return p;
 }
 
@@ -200,10 +185,8 @@ void nvtxcorr_describe_paths(char *buf, size_t size)
     Dl_info drv = {0}, rt = {0};
     void *d = nvtxcorr_find_real("cuGetProcAddress_v2");
     void *r = nvtxcorr_find_real("cudaGetDriverEntryPoint");
-    if (d)
-        dladdr(d, &drv);
-    if (r)
-        dladdr(r, &rt);
+    if (d) dladdr(d, &drv);
+    if (r) dladdr(r, &rt);
     snprintf(buf, size,
              "hooks: driver symbols, dlsym, cuGetProcAddress(_v2), runtime symbols, "
              "cudaGetDriverEntryPoint(ByVersion); libcuda: %s; libcudart: %s",

@@ -9,31 +9,31 @@
 #define OK cudaSuccess
 #define NOTFOUND cudaErrorSymbolNotFound
 
-#define LAUNCH_KERNEL(sym, ptsz, params, args, k, s)                                           \
-    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args,                       \
-                         NVTXCORR_KEY_FUNCTION, &nvtxcorr_function_labels, k, s)
-#define LAUNCH_HOST(sym, ptsz, params, args, func, s)                                          \
-    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_HOST,    \
+#define LAUNCH_KERNEL(sym, ptsz, params, args, k, s)                                               \
+    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_FUNCTION,    \
+                         &nvtxcorr_function_labels, k, s)
+#define LAUNCH_HOST(sym, ptsz, params, args, func, s)                                              \
+    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_HOST,        \
                          &nvtxcorr_host_labels, func, s)
-#define LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                            \
-    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_GRAPH,   \
+#define LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                                \
+    NVTXCORR_BODY_LAUNCH(cudaError_t, NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_GRAPH,       \
                          &nvtxcorr_graph_labels, e, s)
-#define INSTANTIATE(sym, ptsz, params, args, pe, g)                                            \
-    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                              \
-                        if (r == OK && (pe) && *(pe))                                          \
+#define INSTANTIATE(sym, ptsz, params, args, pe, g)                                                \
+    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                                  \
+                        if (r == OK && (pe) && *(pe))                                              \
                             nvtxcorr_graph_instantiated((CUgraphExec) * (pe), (CUgraph)(g)))
-#define EXEC_UPDATE(sym, ptsz, params, args, e, g)                                             \
-    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                              \
+#define EXEC_UPDATE(sym, ptsz, params, args, e, g)                                                 \
+    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                                  \
                         if (r == OK) nvtxcorr_graph_updated((CUgraphExec)(e), (CUgraph)(g)))
-#define EXEC_DESTROY(sym, ptsz, params, args, e)                                               \
-    NVTXCORR_BODY_BEFORE(cudaError_t, NOTFOUND, sym, params, args,                             \
+#define EXEC_DESTROY(sym, ptsz, params, args, e)                                                   \
+    NVTXCORR_BODY_BEFORE(cudaError_t, NOTFOUND, sym, params, args,                                 \
                          nvtxcorr_graph_destroyed((CUgraphExec)(e)))
-#define CAPTURE_BEGIN(sym, ptsz, params, args, ...)                                            \
-    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                              \
+#define CAPTURE_BEGIN(sym, ptsz, params, args, ...)                                                \
+    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                                  \
                         if (r == OK) nvtxcorr_capture_changed(+1))
-#define CAPTURE_END(sym, ptsz, params, args, ...)                                              \
-    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                              \
-                        if (r == OK || r == cudaErrorStreamCaptureInvalidated)                 \
+#define CAPTURE_END(sym, ptsz, params, args, ...)                                                  \
+    NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                                  \
+                        if (r == OK || r == cudaErrorStreamCaptureInvalidated)                     \
                             nvtxcorr_capture_changed(-1))
 #define SPECIAL(...) /* procaddr.c */
 

@@ -28,9 +28,9 @@ typedef struct bench_opts {
     int hand;          /* 1: hand-written NVTX around each launch */
     long n;            /* launches per batch, per thread */
     int batches;
-    long kernels;      /* distinct kernels, launched round-robin */
+    long kernels; /* distinct kernels, launched round-robin */
     int threads;
-    long warmup;       /* untimed launches per thread before the batches */
+    long warmup; /* untimed launches per thread before the batches */
 } bench_opts_t;
 
 /* One launching thread. The loops read only their own worker (and the shared, read-only
@@ -77,8 +77,7 @@ static const bench_entry_t *bench_parse(int argc, char **argv, const bench_entry
                                         bench_opts_t *o)
 {
     *o = (bench_opts_t){.n = 100000, .batches = 5, .kernels = 1, .threads = 1, .warmup = 20000};
-    if (argc < 2)
-        bench_usage(argv[0], entries);
+    if (argc < 2) bench_usage(argv[0], entries);
     o->entry = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -86,8 +85,7 @@ static const bench_entry_t *bench_parse(int argc, char **argv, const bench_entry
             o->hand = 1;
             continue;
         }
-        if (v == NULL)
-            bench_usage(argv[0], entries);
+        if (v == NULL) bench_usage(argv[0], entries);
         i++;
         if (!strcmp(a, "-n"))
             o->n = atol(v);
@@ -105,8 +103,7 @@ static const bench_entry_t *bench_parse(int argc, char **argv, const bench_entry
     if (o->n < 0 || o->batches < 0 || o->kernels < 1 || o->threads < 1 || o->warmup < 0)
         bench_usage(argv[0], entries);
     for (const bench_entry_t *e = entries; e->name; e++)
-        if (!strcmp(e->name, o->entry))
-            return e;
+        if (!strcmp(e->name, o->entry)) return e;
     bench_usage(argv[0], entries);
     return NULL;
 }

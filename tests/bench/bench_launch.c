@@ -35,37 +35,35 @@ static CUlaunchConfig ex_config;  /* the ex entry's configuration (its stream is
 /* Two loops per entry point. `CALL` launches handle `h` on the worker's stream. The kernel
  * index wraps with a compare, not a modulo, so a loop over one kernel and over 100,000 do the
  * same arithmetic. Errors are summed in a register and stored once. */
-#define BENCH_LOOPS(name, CALL)                                                                \
-    static void name##_plain(bench_worker_t *w, long n)                                        \
-    {                                                                                          \
-        void *const *hs = w->handles;                                                          \
-        CUstream s = (CUstream)w->stream;                                                      \
-        long k = 0, nk = w->nhandles, errors = 0;                                              \
-        (void)s; /* the ex entry's stream is in its config */                                  \
-        for (long i = 0; i < n; i++) {                                                         \
-            void *h = hs[k];                                                                   \
-            if (++k == nk)                                                                     \
-                k = 0;                                                                         \
-            errors += (CALL) != CUDA_SUCCESS;                                                  \
-        }                                                                                      \
-        w->errors += errors;                                                                   \
-    }                                                                                          \
-    static void name##_hand(bench_worker_t *w, long n)                                         \
-    {                                                                                          \
-        void *const *hs = w->handles;                                                          \
-        const nvtxEventAttributes_t *as = w->attrs;                                            \
-        CUstream s = (CUstream)w->stream;                                                      \
-        long k = 0, nk = w->nhandles, errors = 0;                                              \
-        (void)s; /* the ex entry's stream is in its config */                                  \
-        for (long i = 0; i < n; i++) {                                                         \
-            void *h = hs[k];                                                                   \
-            nvtxDomainRangePushEx(bench_domain, &as[k]);                                       \
-            if (++k == nk)                                                                     \
-                k = 0;                                                                         \
-            errors += (CALL) != CUDA_SUCCESS;                                                  \
-            nvtxDomainRangePop(bench_domain);                                                  \
-        }                                                                                      \
-        w->errors += errors;                                                                   \
+#define BENCH_LOOPS(name, CALL)                                                                    \
+    static void name##_plain(bench_worker_t *w, long n)                                            \
+    {                                                                                              \
+        void *const *hs = w->handles;                                                              \
+        CUstream s = (CUstream)w->stream;                                                          \
+        long k = 0, nk = w->nhandles, errors = 0;                                                  \
+        (void)s; /* the ex entry's stream is in its config */                                      \
+        for (long i = 0; i < n; i++) {                                                             \
+            void *h = hs[k];                                                                       \
+            if (++k == nk) k = 0;                                                                  \
+            errors += (CALL) != CUDA_SUCCESS;                                                      \
+        }                                                                                          \
+        w->errors += errors;                                                                       \
+    }                                                                                              \
+    static void name##_hand(bench_worker_t *w, long n)                                             \
+    {                                                                                              \
+        void *const *hs = w->handles;                                                              \
+        const nvtxEventAttributes_t *as = w->attrs;                                                \
+        CUstream s = (CUstream)w->stream;                                                          \
+        long k = 0, nk = w->nhandles, errors = 0;                                                  \
+        (void)s; /* the ex entry's stream is in its config */                                      \
+        for (long i = 0; i < n; i++) {                                                             \
+            void *h = hs[k];                                                                       \
+            nvtxDomainRangePushEx(bench_domain, &as[k]);                                           \
+            if (++k == nk) k = 0;                                                                  \
+            errors += (CALL) != CUDA_SUCCESS;                                                      \
+            nvtxDomainRangePop(bench_domain);                                                      \
+        }                                                                                          \
+        w->errors += errors;                                                                       \
     }
 
 BENCH_LOOPS(direct, cuLaunchKernel((CUfunction)h, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL))
@@ -181,15 +179,15 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_launch: no cuGetProcAddress_v2\n");
             return 1;
         }
-        check("cuGetProcAddress", getproc("cuLaunchKernel", (void **)&resolved_launch, 12000, 0,
-                                          &st));
+        check("cuGetProcAddress",
+              getproc("cuLaunchKernel", (void **)&resolved_launch, 12000, 0, &st));
     }
     const nvtxEventAttributes_t *attrs = o.hand ? bench_hand_attrs(names, nk) : NULL;
     for (int t = 0; t < o.threads; t++) {
         CUstream s;
         check("cuStreamCreate", cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
-        workers[t] = (bench_worker_t){.stream = s, .handles = handles, .attrs = attrs,
-                                      .nhandles = nk};
+        workers[t] =
+            (bench_worker_t){.stream = s, .handles = handles, .attrs = attrs, .nhandles = nk};
     }
     ex_config.gridDimX = ex_config.gridDimY = ex_config.gridDimZ = 1;
     ex_config.blockDimX = 32, ex_config.blockDimY = ex_config.blockDimZ = 1;

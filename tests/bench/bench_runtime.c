@@ -19,8 +19,8 @@
 extern void **__cudaRegisterFatBinary(void *fatCubin);
 extern void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
 extern void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                   const char *deviceName, int thread_limit, uint3 *tid,
-                                   uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize);
+                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                   dim3 *bDim, dim3 *gDim, int *wSize);
 
 /* The layout of __fatBinC_Wrapper_t (fatbinary_section.h); the fake reads no device code. */
 static const struct {
@@ -34,8 +34,7 @@ enum { STUB_STRIDE = 64 }; /* host stubs are functions: distinct, aligned addres
 static float arg_in, arg_out;
 static int arg_n;
 
-#define RUNTIME_CALL                                                                           \
-    cudaLaunchKernel(h, (dim3){1, 1, 1}, (dim3){32, 1, 1}, args, 0, s)
+#define RUNTIME_CALL cudaLaunchKernel(h, (dim3){1, 1, 1}, (dim3){32, 1, 1}, args, 0, s)
 
 static void runtime_plain(bench_worker_t *w, long n)
 {
@@ -45,8 +44,7 @@ static void runtime_plain(bench_worker_t *w, long n)
     long k = 0, nk = w->nhandles, errors = 0;
     for (long i = 0; i < n; i++) {
         const void *h = hs[k];
-        if (++k == nk)
-            k = 0;
+        if (++k == nk) k = 0;
         errors += RUNTIME_CALL != cudaSuccess;
     }
     w->errors += errors;
@@ -62,8 +60,7 @@ static void runtime_hand(bench_worker_t *w, long n)
     for (long i = 0; i < n; i++) {
         const void *h = hs[k];
         nvtxDomainRangePushEx(bench_domain, &as[k]);
-        if (++k == nk)
-            k = 0;
+        if (++k == nk) k = 0;
         errors += RUNTIME_CALL != cudaSuccess;
         nvtxDomainRangePop(bench_domain);
     }
@@ -123,8 +120,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_runtime: cudaStreamCreateWithFlags failed: %d\n", (int)r);
             return 1;
         }
-        workers[t] = (bench_worker_t){.stream = s, .handles = handles, .attrs = attrs,
-                                      .nhandles = nk};
+        workers[t] =
+            (bench_worker_t){.stream = s, .handles = handles, .attrs = attrs, .nhandles = nk};
     }
     bench_run(&o, e, workers, primer);
 

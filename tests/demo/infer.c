@@ -35,8 +35,7 @@ static CUfunction k[NKERNELS];
 static void launch(int which, CUstream s, unsigned grid)
 {
     CUresult r = cuLaunchKernel(k[which], grid, 1, 1, 128, 1, 1, 0, s, NULL, NULL);
-    if (r != CUDA_SUCCESS)
-        fprintf(stderr, "launch failed: %d\n", r);
+    if (r != CUDA_SUCCESS) fprintf(stderr, "launch failed: %d\n", r);
 }
 
 /* One transformer layer; `attention` is the prefill or the decode attention kernel. */

@@ -40,7 +40,7 @@
 #define FK_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
 /* Magic tags: the fake checks every handle it is given, as the real driver does. */
-#define FK_MAGIC_FUNC 0x46554e43u   /* CUfunction and CUkernel (one struct, see fk_func) */
+#define FK_MAGIC_FUNC 0x46554e43u /* CUfunction and CUkernel (one struct, see fk_func) */
 #define FK_MAGIC_STREAM 0x5354524du
 #define FK_MAGIC_GRAPH 0x47524150u
 #define FK_MAGIC_NODE 0x4e4f4445u
@@ -68,9 +68,9 @@ enum fk_counter {
     /* FKC_CAPTURED_BASE + variant: launches of that variant recorded into a capture */
     FKC_CAPTURED_BASE = FKC_NUM_VARIANTS,
     FKC_CAPTURED = FKC_CAPTURED_BASE + FKC_NUM_VARIANTS, /* all captured launches */
-    FKC_GRAPH_KERNELS,      /* kernel nodes run by graph launches */
-    FKC_PROC_REQUESTS,      /* cuGetProcAddress and cuGetProcAddress_v2 calls */
-    FKC_GRAPH_INSTANTIATE,  /* successful instantiations, all entry points */
+    FKC_GRAPH_KERNELS,                                   /* kernel nodes run by graph launches */
+    FKC_PROC_REQUESTS,     /* cuGetProcAddress and cuGetProcAddress_v2 calls */
+    FKC_GRAPH_INSTANTIATE, /* successful instantiations, all entry points */
     FKC_GRAPH_EXEC_DESTROY,
     FKC_COUNT
 };
@@ -82,7 +82,7 @@ enum fk_counter {
  */
 struct fk_thread {
     _Atomic unsigned long long counts[FKC_COUNT];
-    struct fk_thread *next;          /* registry of all threads, for the sums */
+    struct fk_thread *next;              /* registry of all threads, for the sums */
     CUcontext ctx;                       /* cuCtxSetCurrent */
     CUstreamCaptureMode capture_mode;    /* cuThreadExchangeStreamCaptureMode */
     struct fk_stream *per_thread_stream; /* CU_STREAM_PER_THREAD, created on first use */
@@ -146,7 +146,7 @@ struct fk_capture;
 struct fk_stream {
     uint32_t magic;
     uint32_t kind;
-    unsigned int flags;                /* CU_STREAM_NON_BLOCKING matters for capture rules */
+    unsigned int flags;               /* CU_STREAM_NON_BLOCKING matters for capture rules */
     _Atomic(struct fk_capture *) cap; /* non-NULL while the stream is capturing */
 };
 
@@ -160,10 +160,8 @@ struct fk_stream *fk_per_thread_stream_slow(struct fk_thread *t);
  */
 static inline struct fk_stream *fk_stream_resolve(CUstream h, int ptsz)
 {
-    if (h == NULL)
-        h = ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
-    if (h == CU_STREAM_LEGACY)
-        return &fk_legacy_stream;
+    if (h == NULL) h = ptsz ? CU_STREAM_PER_THREAD : CU_STREAM_LEGACY;
+    if (h == CU_STREAM_LEGACY) return &fk_legacy_stream;
     if (h == CU_STREAM_PER_THREAD) {
         struct fk_thread *t = fk_self();
         return FK_LIKELY(t->per_thread_stream != NULL) ? t->per_thread_stream
@@ -187,12 +185,11 @@ extern atomic_int fk_active_captures;
 int fk_capture_kernel(struct fk_stream *s, CUfunction f, const unsigned grid[3],
                       const unsigned block[3], unsigned shmem, enum fk_counter variant,
                       CUresult *res);
-int fk_capture_graph(struct fk_stream *s, CUgraphExec exec, enum fk_counter variant,
-                     CUresult *res);
-CUresult fk_legacy_implicit(void);               /* legacy stream used during a capture */
-CUresult fk_check_unsafe_call(void);             /* cuMemAlloc & co. under capture modes */
+int fk_capture_graph(struct fk_stream *s, CUgraphExec exec, enum fk_counter variant, CUresult *res);
+CUresult fk_legacy_implicit(void);                 /* legacy stream used during a capture */
+CUresult fk_check_unsafe_call(void);               /* cuMemAlloc & co. under capture modes */
 CUresult fk_capture_conflict(struct fk_stream *s); /* sync/query of a capturing stream */
-void fk_capture_abandon(struct fk_stream *s);    /* stream destroyed while capturing */
+void fk_capture_abandon(struct fk_stream *s);      /* stream destroyed while capturing */
 
 /*
  * Checks shared by synchronising calls on a stream: the legacy stream while blocking streams

@@ -45,19 +45,15 @@ static int fk_set_deps(struct fk_capture *c, const CUgraphNode *nodes, size_t n)
     if (n > c->cap_deps) {
         size_t cap = n < 4 ? 4 : n;
         CUgraphNode *d = realloc(c->deps, cap * sizeof(*d));
-        if (d == NULL)
-            return -1;
+        if (d == NULL) return -1;
         c->deps = d;
         CUgraphEdgeData *e = realloc(c->edges, cap * sizeof(*e));
-        if (e == NULL)
-            return -1;
+        if (e == NULL) return -1;
         c->edges = e;
         c->cap_deps = cap;
     }
-    if (n > 0)
-        memcpy(c->deps, nodes, n * sizeof(*nodes));
-    if (c->edges != NULL)
-        memset(c->edges, 0, c->cap_deps * sizeof(*c->edges));
+    if (n > 0) memcpy(c->deps, nodes, n * sizeof(*nodes));
+    if (c->edges != NULL) memset(c->edges, 0, c->cap_deps * sizeof(*c->edges));
     c->ndeps = n;
     return 0;
 }
@@ -73,8 +69,7 @@ static void fk_capture_detach(struct fk_capture *c)
     }
     atomic_store_explicit(&c->stream->cap, NULL, memory_order_release);
     atomic_fetch_sub(&fk_active_captures, 1);
-    if (c->blocking)
-        atomic_fetch_sub(&fk_blocking_captures, 1);
+    if (c->blocking) atomic_fetch_sub(&fk_blocking_captures, 1);
 }
 
 static void fk_capture_free(struct fk_capture *c)
@@ -91,18 +86,13 @@ static CUresult fk_begin(CUstream h, int ptsz, CUstreamCaptureMode mode, CUgraph
         mode != CU_STREAM_CAPTURE_MODE_RELAXED)
         return CUDA_ERROR_INVALID_VALUE;
     struct fk_stream *s = fk_stream_resolve(h, ptsz);
-    if (s == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (s->kind == FK_STREAM_LEGACY)
-        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    if (user != NULL && !fk_graph_valid(user))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (ndeps > 0 && deps == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
+    if (s->kind == FK_STREAM_LEGACY) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    if (user != NULL && !fk_graph_valid(user)) return CUDA_ERROR_INVALID_VALUE;
+    if (ndeps > 0 && deps == NULL) return CUDA_ERROR_INVALID_VALUE;
 
     struct fk_capture *c = calloc(1, sizeof(*c));
-    if (c == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (c == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&fk_graph_lock);
     if (atomic_load_explicit(&s->cap, memory_order_relaxed) != NULL) {
         pthread_mutex_unlock(&fk_graph_lock);
@@ -112,8 +102,7 @@ static CUresult fk_begin(CUstream h, int ptsz, CUstreamCaptureMode mode, CUgraph
     c->graph = user != NULL ? (struct fk_graph *)user : fk_graph_new();
     if (c->graph == NULL || fk_set_deps(c, deps, ndeps) != 0) {
         pthread_mutex_unlock(&fk_graph_lock);
-        if (user == NULL)
-            fk_graph_free(c->graph);
+        if (user == NULL) fk_graph_free(c->graph);
         fk_capture_free(c);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
@@ -127,8 +116,7 @@ static CUresult fk_begin(CUstream h, int ptsz, CUstreamCaptureMode mode, CUgraph
     c->next = fk_captures;
     fk_captures = c;
     atomic_fetch_add(&fk_active_captures, 1);
-    if (c->blocking)
-        atomic_fetch_add(&fk_blocking_captures, 1);
+    if (c->blocking) atomic_fetch_add(&fk_blocking_captures, 1);
     atomic_store_explicit(&s->cap, c, memory_order_release);
     pthread_mutex_unlock(&fk_graph_lock);
     return CUDA_SUCCESS;
@@ -136,11 +124,9 @@ static CUresult fk_begin(CUstream h, int ptsz, CUstreamCaptureMode mode, CUgraph
 
 static CUresult fk_end(CUstream h, int ptsz, CUgraph *phGraph)
 {
-    if (phGraph == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (phGraph == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_stream *s = fk_stream_resolve(h, ptsz);
-    if (s == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
     pthread_mutex_lock(&fk_graph_lock);
     struct fk_capture *c = atomic_load_explicit(&s->cap, memory_order_relaxed);
     if (c == NULL) {
@@ -154,8 +140,7 @@ static CUresult fk_end(CUstream h, int ptsz, CUgraph *phGraph)
     fk_capture_detach(c);
     CUresult r = CUDA_SUCCESS;
     if (c->status == CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
-        if (!c->user_graph)
-            fk_graph_free(c->graph);
+        if (!c->user_graph) fk_graph_free(c->graph);
         *phGraph = NULL;
         r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     } else {
@@ -168,14 +153,12 @@ static CUresult fk_end(CUstream h, int ptsz, CUgraph *phGraph)
 
 /* Shared by cuStreamIsCapturing and every cuStreamGetCaptureInfo version. */
 static CUresult fk_info(CUstream h, int ptsz, CUstreamCaptureStatus *status, cuuint64_t *id,
-                        CUgraph *graph, const CUgraphNode **deps,
-                        const CUgraphEdgeData **edges, size_t *ndeps)
+                        CUgraph *graph, const CUgraphNode **deps, const CUgraphEdgeData **edges,
+                        size_t *ndeps)
 {
-    if (status == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (status == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_stream *s = fk_stream_resolve(h, ptsz);
-    if (s == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
     if (s->kind == FK_STREAM_LEGACY &&
         atomic_load_explicit(&fk_blocking_captures, memory_order_acquire) > 0)
         return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT; /* does not invalidate, per the docs */
@@ -183,16 +166,11 @@ static CUresult fk_info(CUstream h, int ptsz, CUstreamCaptureStatus *status, cuu
     struct fk_capture *c = atomic_load_explicit(&s->cap, memory_order_relaxed);
     *status = c != NULL ? c->status : CU_STREAM_CAPTURE_STATUS_NONE;
     int active = c != NULL && c->status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
-    if (id != NULL && c != NULL)
-        *id = c->id;
-    if (graph != NULL)
-        *graph = active ? (CUgraph)c->graph : NULL;
-    if (deps != NULL)
-        *deps = active && c->ndeps > 0 ? c->deps : NULL;
-    if (edges != NULL)
-        *edges = active && c->ndeps > 0 ? c->edges : NULL;
-    if (ndeps != NULL)
-        *ndeps = active ? c->ndeps : 0;
+    if (id != NULL && c != NULL) *id = c->id;
+    if (graph != NULL) *graph = active ? (CUgraph)c->graph : NULL;
+    if (deps != NULL) *deps = active && c->ndeps > 0 ? c->deps : NULL;
+    if (edges != NULL) *edges = active && c->ndeps > 0 ? c->edges : NULL;
+    if (ndeps != NULL) *ndeps = active ? c->ndeps : 0;
     pthread_mutex_unlock(&fk_graph_lock);
     return CUDA_SUCCESS;
 }
@@ -203,8 +181,7 @@ static int fk_capture_append(struct fk_stream *s, struct fk_node **out, CUgraphN
                              CUresult *res)
 {
     struct fk_capture *c = atomic_load_explicit(&s->cap, memory_order_relaxed);
-    if (c == NULL)
-        return 0;
+    if (c == NULL) return 0;
     if (c->status != CU_STREAM_CAPTURE_STATUS_ACTIVE) {
         *res = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
         return 1;
@@ -242,8 +219,7 @@ int fk_capture_kernel(struct fk_stream *s, CUfunction f, const unsigned grid[3],
     return handled;
 }
 
-int fk_capture_graph(struct fk_stream *s, CUgraphExec exec, enum fk_counter variant,
-                     CUresult *res)
+int fk_capture_graph(struct fk_stream *s, CUgraphExec exec, enum fk_counter variant, CUresult *res)
 {
     struct fk_node *n = NULL;
     pthread_mutex_lock(&fk_graph_lock);
@@ -251,8 +227,7 @@ int fk_capture_graph(struct fk_stream *s, CUgraphExec exec, enum fk_counter vari
     if (n != NULL) {
         /* As on hardware, a graph launched into a capture becomes a child-graph node. */
         n->child = fk_graph_clone(fk_exec_graph(exec));
-        if (n->child == NULL)
-            *res = CUDA_ERROR_OUT_OF_MEMORY;
+        if (n->child == NULL) *res = CUDA_ERROR_OUT_OF_MEMORY;
     }
     pthread_mutex_unlock(&fk_graph_lock);
     if (n != NULL && *res == CUDA_SUCCESS) {
@@ -294,17 +269,14 @@ CUresult fk_check_unsafe_call(void)
     if (FK_LIKELY(atomic_load_explicit(&fk_active_captures, memory_order_acquire) == 0))
         return CUDA_SUCCESS;
     struct fk_thread *t = fk_self();
-    if (t->capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED)
-        return CUDA_SUCCESS;
+    if (t->capture_mode == CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_SUCCESS;
     int hit = 0;
     pthread_mutex_lock(&fk_graph_lock);
     for (struct fk_capture *c = fk_captures; c != NULL; c = c->next) {
-        if (c->mode == CU_STREAM_CAPTURE_MODE_RELAXED)
-            continue;
+        if (c->mode == CU_STREAM_CAPTURE_MODE_RELAXED) continue;
         /* Own strict captures always count; other threads' only global ones, in global mode. */
-        if (c->owner == t ||
-            (c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
-             t->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
+        if (c->owner == t || (c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL &&
+                              t->capture_mode == CU_STREAM_CAPTURE_MODE_GLOBAL)) {
             c->status = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
             hit = 1;
         }
@@ -319,12 +291,10 @@ void fk_capture_abandon(struct fk_stream *s)
     struct fk_capture *c = atomic_load_explicit(&s->cap, memory_order_relaxed);
     if (c != NULL) {
         fk_capture_detach(c);
-        if (!c->user_graph)
-            fk_graph_free(c->graph);
+        if (!c->user_graph) fk_graph_free(c->graph);
     }
     pthread_mutex_unlock(&fk_graph_lock);
-    if (c != NULL)
-        fk_capture_free(c);
+    if (c != NULL) fk_capture_free(c);
 }
 
 /* ---- entry points ---------------------------------------------------------------------------- */
@@ -355,8 +325,7 @@ FK_API CUresult cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
                                             const CUgraphEdgeData *dependencyData,
                                             size_t numDependencies, CUstreamCaptureMode mode)
 {
-    if (hGraph == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (hGraph == NULL) return CUDA_ERROR_INVALID_VALUE;
     return fk_begin(hStream, 0, mode, hGraph, dependencies, numDependencies);
 }
 
@@ -365,8 +334,7 @@ FK_API CUresult cuStreamBeginCaptureToGraph_ptsz(CUstream hStream, CUgraph hGrap
                                                  const CUgraphEdgeData *dependencyData,
                                                  size_t numDependencies, CUstreamCaptureMode mode)
 {
-    if (hGraph == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (hGraph == NULL) return CUDA_ERROR_INVALID_VALUE;
     return fk_begin(hStream, 1, mode, hGraph, dependencies, numDependencies);
 }
 
@@ -430,8 +398,8 @@ FK_API CUresult cuStreamGetCaptureInfo_v3(CUstream hStream,
                                           const CUgraphEdgeData **edgeData_out,
                                           size_t *numDependencies_out)
 {
-    return fk_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out,
-                   edgeData_out, numDependencies_out);
+    return fk_info(hStream, 0, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                   numDependencies_out);
 }
 
 FK_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
@@ -441,14 +409,13 @@ FK_API CUresult cuStreamGetCaptureInfo_v3_ptsz(CUstream hStream,
                                                const CUgraphEdgeData **edgeData_out,
                                                size_t *numDependencies_out)
 {
-    return fk_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out,
-                   edgeData_out, numDependencies_out);
+    return fk_info(hStream, 1, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out,
+                   numDependencies_out);
 }
 
 FK_API CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
 {
-    if (mode == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (mode == NULL) return CUDA_ERROR_INVALID_VALUE;
     CUstreamCaptureMode m = *mode;
     if (m != CU_STREAM_CAPTURE_MODE_GLOBAL && m != CU_STREAM_CAPTURE_MODE_THREAD_LOCAL &&
         m != CU_STREAM_CAPTURE_MODE_RELAXED)

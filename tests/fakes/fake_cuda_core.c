@@ -16,20 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct fk_config fk_cfg = { .driver_version = 13000 };
+struct fk_config fk_cfg = {.driver_version = 13000};
 atomic_int fk_initialized;
 
 __thread struct fk_thread *fk_tls __attribute__((tls_model("initial-exec")));
 static struct fk_thread *fk_threads; /* every fk_thread ever made, newest first */
 static pthread_mutex_t fk_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct fk_stream fk_legacy_stream = { .magic = FK_MAGIC_STREAM, .kind = FK_STREAM_LEGACY };
+struct fk_stream fk_legacy_stream = {.magic = FK_MAGIC_STREAM, .kind = FK_STREAM_LEGACY};
 
 static int env_int(const char *name, int dflt)
 {
     const char *v = getenv(name);
-    if (v == NULL || *v == '\0')
-        return dflt;
+    if (v == NULL || *v == '\0') return dflt;
     return (int)strtol(v, NULL, 0);
 }
 
@@ -61,8 +60,7 @@ struct fk_stream *fk_per_thread_stream_slow(struct fk_thread *t)
 {
     /* Heap, not TLS: the handle must stay valid inside capture records after thread exit. */
     struct fk_stream *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-        return NULL;
+    if (s == NULL) return NULL;
     s->magic = FK_MAGIC_STREAM;
     s->kind = FK_STREAM_PER_THREAD;
     t->per_thread_stream = s;
@@ -84,8 +82,7 @@ void fk_keep(void *p)
             fk_capkept = cap;
         }
     }
-    if (fk_nkept < fk_capkept)
-        fk_kept[fk_nkept++] = p;
+    if (fk_nkept < fk_capkept) fk_kept[fk_nkept++] = p;
     pthread_mutex_unlock(&fk_keep_lock);
 }
 
@@ -134,8 +131,7 @@ static unsigned long long fk_sum(enum fk_counter c)
 /* Test hook: the current value of a counter by name; 0 for an unknown name. */
 FK_API unsigned long long fakecuda_count(const char *name)
 {
-    if (name == NULL)
-        return 0;
+    if (name == NULL) return 0;
     for (int c = 0; c < FKC_COUNT; c++)
         if (strcmp(name, fk_counter_name((enum fk_counter)c)) == 0)
             return fk_sum((enum fk_counter)c);
@@ -145,15 +141,12 @@ FK_API unsigned long long fakecuda_count(const char *name)
 __attribute__((destructor)) static void fk_write_counts(void)
 {
     const char *path = getenv("FAKECUDA_COUNTS");
-    if (path == NULL || *path == '\0')
-        return;
+    if (path == NULL || *path == '\0') return;
     FILE *f = fopen(path, "a");
-    if (f == NULL)
-        return;
+    if (f == NULL) return;
     for (int c = 0; c < FKC_COUNT; c++) {
         unsigned long long n = fk_sum((enum fk_counter)c);
-        if (n != 0)
-            fprintf(f, "%s %llu\n", fk_counter_name((enum fk_counter)c), n);
+        if (n != 0) fprintf(f, "%s %llu\n", fk_counter_name((enum fk_counter)c), n);
     }
     fclose(f);
 }

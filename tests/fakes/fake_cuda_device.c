@@ -15,12 +15,12 @@
 struct fk_ctx {
     uint32_t magic;
 };
-static struct fk_ctx fk_primary_ctx = { FK_MAGIC_CTX };
+static struct fk_ctx fk_primary_ctx = {FK_MAGIC_CTX};
 
-#define FK_REQUIRE_INIT()                                                 \
-    do {                                                                  \
-        if (!atomic_load_explicit(&fk_initialized, memory_order_acquire)) \
-            return CUDA_ERROR_NOT_INITIALIZED;                            \
+#define FK_REQUIRE_INIT()                                                                          \
+    do {                                                                                           \
+        if (!atomic_load_explicit(&fk_initialized, memory_order_acquire))                          \
+            return CUDA_ERROR_NOT_INITIALIZED;                                                     \
     } while (0)
 
 static int fk_ctx_valid(CUcontext c)
@@ -30,10 +30,8 @@ static int fk_ctx_valid(CUcontext c)
 
 FK_API CUresult cuInit(unsigned int Flags)
 {
-    if (Flags != 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (fk_cfg.init_error != CUDA_SUCCESS)
-        return fk_cfg.init_error;
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (fk_cfg.init_error != CUDA_SUCCESS) return fk_cfg.init_error;
     atomic_store_explicit(&fk_initialized, 1, memory_order_release);
     return CUDA_SUCCESS;
 }
@@ -41,8 +39,7 @@ FK_API CUresult cuInit(unsigned int Flags)
 FK_API CUresult cuDriverGetVersion(int *driverVersion)
 {
     /* Works before cuInit, as on the real driver. */
-    if (driverVersion == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (driverVersion == NULL) return CUDA_ERROR_INVALID_VALUE;
     *driverVersion = fk_cfg.driver_version;
     return CUDA_SUCCESS;
 }
@@ -52,8 +49,7 @@ FK_API CUresult cuDriverGetVersion(int *driverVersion)
 FK_API CUresult cuDeviceGetCount(int *count)
 {
     FK_REQUIRE_INIT();
-    if (count == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (count == NULL) return CUDA_ERROR_INVALID_VALUE;
     *count = 1;
     return CUDA_SUCCESS;
 }
@@ -61,10 +57,8 @@ FK_API CUresult cuDeviceGetCount(int *count)
 FK_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 {
     FK_REQUIRE_INIT();
-    if (device == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (ordinal != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
+    if (device == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (ordinal != 0) return CUDA_ERROR_INVALID_DEVICE;
     *device = 0;
     return CUDA_SUCCESS;
 }
@@ -72,10 +66,8 @@ FK_API CUresult cuDeviceGet(CUdevice *device, int ordinal)
 FK_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 {
     FK_REQUIRE_INIT();
-    if (name == NULL || len <= 0)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
+    if (name == NULL || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     snprintf(name, (size_t)len, "%s", "nvtxcorr fake device");
     return CUDA_SUCCESS;
 }
@@ -83,10 +75,8 @@ FK_API CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 FK_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     FK_REQUIRE_INIT();
-    if (bytes == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
+    if (bytes == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     *bytes = (size_t)80 << 30;
     return CUDA_SUCCESS;
 }
@@ -94,28 +84,54 @@ FK_API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 FK_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
     FK_REQUIRE_INIT();
-    if (pi == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
+    if (pi == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     /* A plausible Hopper-class device for the attributes programs commonly ask; 0 otherwise. */
     switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = 132; break;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *pi = 9;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *pi = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *pi = 132;
+        break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+        *pi = 32;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = 1024;
+        break;
     case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *pi = 1024; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *pi = 64; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *pi = 0x7fffffff; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+        *pi = 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+        *pi = 64;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+        *pi = 0x7fffffff;
+        break;
     case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *pi = 65535; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *pi = 48 << 10; break;
-    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: *pi = 1; break;
-    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *pi = 1; break;
-    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
-    default: *pi = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+        *pi = 65535;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+        *pi = 48 << 10;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH:
+        *pi = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS:
+        *pi = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        *pi = 1;
+        break;
+    default:
+        *pi = 0;
+        break;
     }
     return CUDA_SUCCESS;
 }
@@ -125,10 +141,8 @@ FK_API CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
 FK_API CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 {
     FK_REQUIRE_INIT();
-    if (pctx == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev != 0)
-        return CUDA_ERROR_INVALID_DEVICE;
+    if (pctx == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     *pctx = (CUcontext)&fk_primary_ctx;
     return CUDA_SUCCESS;
 }
@@ -142,8 +156,7 @@ FK_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 FK_API CUresult cuCtxGetCurrent(CUcontext *pctx)
 {
     FK_REQUIRE_INIT();
-    if (pctx == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (pctx == NULL) return CUDA_ERROR_INVALID_VALUE;
     *pctx = fk_self()->ctx;
     return CUDA_SUCCESS;
 }
@@ -151,8 +164,7 @@ FK_API CUresult cuCtxGetCurrent(CUcontext *pctx)
 FK_API CUresult cuCtxSetCurrent(CUcontext ctx)
 {
     FK_REQUIRE_INIT();
-    if (ctx != NULL && !fk_ctx_valid(ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx != NULL && !fk_ctx_valid(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     fk_self()->ctx = ctx;
     return CUDA_SUCCESS;
 }
@@ -160,10 +172,8 @@ FK_API CUresult cuCtxSetCurrent(CUcontext ctx)
 FK_API CUresult cuCtxGetDevice(CUdevice *device)
 {
     FK_REQUIRE_INIT();
-    if (device == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (fk_self()->ctx == NULL)
-        return CUDA_ERROR_INVALID_CONTEXT;
+    if (device == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (fk_self()->ctx == NULL) return CUDA_ERROR_INVALID_CONTEXT;
     *device = 0;
     return CUDA_SUCCESS;
 }
@@ -178,8 +188,7 @@ FK_API CUresult cuCtxSynchronize(void)
 FK_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 {
     FK_REQUIRE_INIT();
-    if (ctx != NULL && !fk_ctx_valid(ctx))
-        return CUDA_ERROR_INVALID_CONTEXT;
+    if (ctx != NULL && !fk_ctx_valid(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     return fk_check_unsafe_call();
 }
 
@@ -194,7 +203,7 @@ FK_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
 struct fk_alloc {
     struct fk_alloc *prev, *next;
 };
-static struct fk_alloc fk_allocs = { &fk_allocs, &fk_allocs };
+static struct fk_alloc fk_allocs = {&fk_allocs, &fk_allocs};
 static pthread_mutex_t fk_alloc_lock = PTHREAD_MUTEX_INITIALIZER;
 
 FK_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
@@ -203,13 +212,11 @@ FK_API CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
     if (dptr == NULL || bytesize == 0 || bytesize > SIZE_MAX - FK_ALLOC_HEADER)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = fk_check_unsafe_call();
-    if (r != CUDA_SUCCESS)
-        return r;
-    struct fk_alloc *a = aligned_alloc(FK_ALLOC_HEADER, FK_ALLOC_HEADER +
-                                       (bytesize + FK_ALLOC_HEADER - 1) / FK_ALLOC_HEADER *
-                                           FK_ALLOC_HEADER);
-    if (a == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (r != CUDA_SUCCESS) return r;
+    struct fk_alloc *a =
+        aligned_alloc(FK_ALLOC_HEADER, FK_ALLOC_HEADER + (bytesize + FK_ALLOC_HEADER - 1) /
+                                                             FK_ALLOC_HEADER * FK_ALLOC_HEADER);
+    if (a == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     pthread_mutex_lock(&fk_alloc_lock);
     a->next = fk_allocs.next;
     a->prev = &fk_allocs;
@@ -224,10 +231,8 @@ FK_API CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     FK_REQUIRE_INIT();
     CUresult r = fk_check_unsafe_call();
-    if (r != CUDA_SUCCESS)
-        return r;
-    if (dptr == 0)
-        return CUDA_SUCCESS;
+    if (r != CUDA_SUCCESS) return r;
+    if (dptr == 0) return CUDA_SUCCESS;
     struct fk_alloc *want = (struct fk_alloc *)((char *)(uintptr_t)dptr - FK_ALLOC_HEADER), *a;
     pthread_mutex_lock(&fk_alloc_lock);
     for (a = fk_allocs.next; a != &fk_allocs && a != want; a = a->next)
@@ -237,8 +242,7 @@ FK_API CUresult cuMemFree_v2(CUdeviceptr dptr)
         a->next->prev = a->prev;
     }
     pthread_mutex_unlock(&fk_alloc_lock);
-    if (a != want)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (a != want) return CUDA_ERROR_INVALID_VALUE;
     free(a);
     return CUDA_SUCCESS;
 }
@@ -279,8 +283,7 @@ static CUresult fk_stream_create(CUstream *phStream, unsigned int Flags)
     if (phStream == NULL || (Flags & ~(unsigned)CU_STREAM_NON_BLOCKING) != 0)
         return CUDA_ERROR_INVALID_VALUE;
     struct fk_stream *s = calloc(1, sizeof(*s));
-    if (s == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (s == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     s->magic = FK_MAGIC_STREAM;
     s->kind = FK_STREAM_USER;
     s->flags = Flags;
@@ -303,10 +306,8 @@ FK_API CUresult cuStreamDestroy_v2(CUstream hStream)
 {
     FK_REQUIRE_INIT();
     struct fk_stream *s = fk_stream_resolve(hStream, 0);
-    if (s == NULL || s->kind != FK_STREAM_USER)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (atomic_load_explicit(&s->cap, memory_order_acquire) != NULL)
-        fk_capture_abandon(s);
+    if (s == NULL || s->kind != FK_STREAM_USER) return CUDA_ERROR_INVALID_HANDLE;
+    if (atomic_load_explicit(&s->cap, memory_order_acquire) != NULL) fk_capture_abandon(s);
     /* Cleared, not freed: a stale handle then fails the magic check instead of reading junk. */
     s->magic = 0;
     return CUDA_SUCCESS;
@@ -316,8 +317,7 @@ static CUresult fk_stream_sync(CUstream hStream, int ptsz)
 {
     FK_REQUIRE_INIT();
     struct fk_stream *s = fk_stream_resolve(hStream, ptsz);
-    if (s == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (s == NULL) return CUDA_ERROR_INVALID_HANDLE;
     return fk_stream_sync_check(s);
 }
 
@@ -352,8 +352,7 @@ static const struct {
 
 FK_API CUresult cuGetErrorName(CUresult error, const char **pStr)
 {
-    if (pStr == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (pStr == NULL) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof(fk_errors) / sizeof(fk_errors[0]); i++) {
         if (fk_errors[i].value == (int)error) {
             *pStr = fk_errors[i].name;

@@ -22,13 +22,13 @@ pthread_mutex_t fk_graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fk_exec {
     uint32_t magic;
-    struct fk_graph *graph;   /* private copy */
-    _Atomic size_t nkernels;  /* kernels one launch runs, read by the launch path */
+    struct fk_graph *graph;  /* private copy */
+    _Atomic size_t nkernels; /* kernels one launch runs, read by the launch path */
     struct fk_exec *next_free;
 };
 
 static struct fk_exec *fk_exec_free_list;
-static struct fk_graph fk_graphs = { .prev = &fk_graphs, .next = &fk_graphs };
+static struct fk_graph fk_graphs = {.prev = &fk_graphs, .next = &fk_graphs};
 static pthread_mutex_t fk_graphs_lock = PTHREAD_MUTEX_INITIALIZER; /* the list only */
 
 /* ---- graph objects (callers hold fk_graph_lock where the graph may be shared) ---------------- */
@@ -36,8 +36,7 @@ static pthread_mutex_t fk_graphs_lock = PTHREAD_MUTEX_INITIALIZER; /* the list o
 struct fk_graph *fk_graph_new(void)
 {
     struct fk_graph *g = calloc(1, sizeof(*g));
-    if (g == NULL)
-        return NULL;
+    if (g == NULL) return NULL;
     g->magic = FK_MAGIC_GRAPH;
     pthread_mutex_lock(&fk_graphs_lock);
     g->next = fk_graphs.next;
@@ -50,8 +49,7 @@ struct fk_graph *fk_graph_new(void)
 
 void fk_graph_free(struct fk_graph *g)
 {
-    if (g == NULL)
-        return;
+    if (g == NULL) return;
     for (size_t i = 0; i < g->n; i++) {
         fk_graph_free(g->nodes[i]->child);
         g->nodes[i]->magic = 0;
@@ -71,14 +69,12 @@ struct fk_node *fk_graph_add_node(struct fk_graph *g, CUgraphNodeType type)
     if (g->n == g->cap) {
         size_t cap = g->cap ? 2 * g->cap : 8;
         struct fk_node **nodes = realloc(g->nodes, cap * sizeof(*nodes));
-        if (nodes == NULL)
-            return NULL;
+        if (nodes == NULL) return NULL;
         g->nodes = nodes;
         g->cap = cap;
     }
     struct fk_node *n = calloc(1, sizeof(*n));
-    if (n == NULL)
-        return NULL;
+    if (n == NULL) return NULL;
     n->magic = FK_MAGIC_NODE;
     n->type = type;
     n->graph = g;
@@ -89,20 +85,17 @@ struct fk_node *fk_graph_add_node(struct fk_graph *g, CUgraphNodeType type)
 struct fk_graph *fk_graph_clone(const struct fk_graph *g)
 {
     struct fk_graph *c = fk_graph_new();
-    if (c == NULL || g == NULL)
-        return c;
+    if (c == NULL || g == NULL) return c;
     for (size_t i = 0; i < g->n; i++) {
         const struct fk_node *src = g->nodes[i];
         struct fk_node *dst = fk_graph_add_node(c, src->type);
-        if (dst == NULL)
-            goto fail;
+        if (dst == NULL) goto fail;
         dst->func = src->func;
         dst->kern = src->kern;
         memcpy(dst->grid, src->grid, sizeof(dst->grid));
         memcpy(dst->block, src->block, sizeof(dst->block));
         dst->shmem = src->shmem;
-        if (src->child != NULL && (dst->child = fk_graph_clone(src->child)) == NULL)
-            goto fail;
+        if (src->child != NULL && (dst->child = fk_graph_clone(src->child)) == NULL) goto fail;
     }
     return c;
 fail:
@@ -132,7 +125,7 @@ static int fk_same_topology(const struct fk_graph *a, const struct fk_graph *b, 
     for (size_t i = 0; i < a->n; i++) {
         const struct fk_node *x = a->nodes[i], *y = b->nodes[i];
         if (x->type != y->type || (x->child == NULL) != (y->child == NULL) ||
-            (x->child != NULL && !fk_same_topology(x->child, y->child, &(size_t){ 0 }))) {
+            (x->child != NULL && !fk_same_topology(x->child, y->child, &(size_t){0}))) {
             *bad = i;
             return 0;
         }
@@ -150,19 +143,16 @@ static struct fk_node *fk_node_get(CUgraphNode h)
 
 FK_API CUresult cuGraphCreate(CUgraph *phGraph, unsigned int flags)
 {
-    if (phGraph == NULL || flags != 0)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (phGraph == NULL || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     struct fk_graph *g = fk_graph_new();
-    if (g == NULL)
-        return CUDA_ERROR_OUT_OF_MEMORY;
+    if (g == NULL) return CUDA_ERROR_OUT_OF_MEMORY;
     *phGraph = (CUgraph)g;
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuGraphDestroy(CUgraph hGraph)
 {
-    if (!fk_graph_valid(hGraph))
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_graph_valid(hGraph)) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_graph_lock);
     fk_graph_free((struct fk_graph *)hGraph);
     pthread_mutex_unlock(&fk_graph_lock);
@@ -171,27 +161,23 @@ FK_API CUresult cuGraphDestroy(CUgraph hGraph)
 
 static CUresult fk_add_kernel_node(CUgraphNode *phNode, CUgraph hGraph, const CUgraphNode *deps,
                                    size_t ndeps, CUfunction func, CUkernel kern,
-                                   const unsigned grid[3], const unsigned block[3],
-                                   unsigned shmem)
+                                   const unsigned grid[3], const unsigned block[3], unsigned shmem)
 {
     if (phNode == NULL || !fk_graph_valid(hGraph) || (ndeps > 0 && deps == NULL))
         return CUDA_ERROR_INVALID_VALUE;
     /* func wins when both are set (kern "will only be referenced if func is NULL"). */
     if (func == NULL && kern != NULL) {
         struct fk_func *k = (struct fk_func *)kern;
-        if (!fk_func_valid(k) || k->kind != FK_KIND_KERNEL)
-            return CUDA_ERROR_INVALID_VALUE;
+        if (!fk_func_valid(k) || k->kind != FK_KIND_KERNEL) return CUDA_ERROR_INVALID_VALUE;
         func = (CUfunction)k->twin;
     } else if (fk_func_valid(func) && ((struct fk_func *)func)->kind == FK_KIND_KERNEL) {
         kern = (CUkernel)func;
     } else {
         kern = NULL;
     }
-    if (!fk_func_valid(func))
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_func_valid(func)) return CUDA_ERROR_INVALID_VALUE;
     for (int i = 0; i < 3; i++)
-        if (grid[i] == 0 || block[i] == 0)
-            return CUDA_ERROR_INVALID_VALUE;
+        if (grid[i] == 0 || block[i] == 0) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_graph_lock);
     for (size_t i = 0; i < ndeps; i++) {
         struct fk_node *d = fk_node_get(deps[i]);
@@ -217,10 +203,9 @@ FK_API CUresult cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph,
                                      const CUgraphNode *dependencies, size_t numDependencies,
                                      const CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
-    if (p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    const unsigned grid[3] = { p->gridDimX, p->gridDimY, p->gridDimZ };
-    const unsigned block[3] = { p->blockDimX, p->blockDimY, p->blockDimZ };
+    if (p == NULL) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+    const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
     return fk_add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, p->func, NULL,
                               grid, block, p->sharedMemBytes);
 }
@@ -229,18 +214,16 @@ FK_API CUresult cuGraphAddKernelNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph
                                         const CUgraphNode *dependencies, size_t numDependencies,
                                         const CUDA_KERNEL_NODE_PARAMS *p)
 {
-    if (p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    const unsigned grid[3] = { p->gridDimX, p->gridDimY, p->gridDimZ };
-    const unsigned block[3] = { p->blockDimX, p->blockDimY, p->blockDimZ };
-    return fk_add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, p->func,
-                              p->kern, grid, block, p->sharedMemBytes);
+    if (p == NULL) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned grid[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+    const unsigned block[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+    return fk_add_kernel_node(phGraphNode, hGraph, dependencies, numDependencies, p->func, p->kern,
+                              grid, block, p->sharedMemBytes);
 }
 
 FK_API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numNodes)
 {
-    if (!fk_graph_valid(hGraph) || numNodes == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_graph_valid(hGraph) || numNodes == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_graph *g = (struct fk_graph *)hGraph;
     pthread_mutex_lock(&fk_graph_lock);
     if (nodes == NULL) {
@@ -259,8 +242,7 @@ FK_API CUresult cuGraphGetNodes(CUgraph hGraph, CUgraphNode *nodes, size_t *numN
 FK_API CUresult cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType *type)
 {
     struct fk_node *n = fk_node_get(hNode);
-    if (n == NULL || type == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (n == NULL || type == NULL) return CUDA_ERROR_INVALID_VALUE;
     *type = n->type;
     return CUDA_SUCCESS;
 }
@@ -274,8 +256,7 @@ static struct fk_node *fk_kernel_node(CUgraphNode h)
 FK_API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *p)
 {
     struct fk_node *n = fk_kernel_node(hNode);
-    if (n == NULL || p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (n == NULL || p == NULL) return CUDA_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof(*p));
     p->func = n->func;
     p->gridDimX = n->grid[0], p->gridDimY = n->grid[1], p->gridDimZ = n->grid[2];
@@ -287,8 +268,7 @@ FK_API CUresult cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_P
 FK_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS *p)
 {
     struct fk_node *n = fk_kernel_node(hNode);
-    if (n == NULL || p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (n == NULL || p == NULL) return CUDA_ERROR_INVALID_VALUE;
     memset(p, 0, sizeof(*p));
     p->func = n->func;
     p->kern = n->kern;
@@ -313,8 +293,7 @@ size_t fk_exec_kernels(CUgraphExec h)
 
 static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
 {
-    if (phExec == NULL || !fk_graph_valid(hGraph))
-        return CUDA_ERROR_INVALID_VALUE;
+    if (phExec == NULL || !fk_graph_valid(hGraph)) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_graph_lock);
     struct fk_graph *copy = fk_graph_clone((struct fk_graph *)hGraph);
     struct fk_exec *e = fk_exec_free_list;
@@ -346,14 +325,12 @@ FK_API CUresult cuGraphInstantiate(CUgraphExec *phGraphExec, CUgraph hGraph,
                                    CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
     CUresult r = fk_instantiate(phGraphExec, hGraph);
-    if (r == CUDA_SUCCESS && logBuffer != NULL && bufferSize > 0)
-        logBuffer[0] = '\0';
+    if (r == CUDA_SUCCESS && logBuffer != NULL && bufferSize > 0) logBuffer[0] = '\0';
     return r;
 }
 
 FK_API CUresult cuGraphInstantiate_v2(CUgraphExec *phGraphExec, CUgraph hGraph,
-                                      CUgraphNode *phErrorNode, char *logBuffer,
-                                      size_t bufferSize)
+                                      CUgraphNode *phErrorNode, char *logBuffer, size_t bufferSize)
 {
     return cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
 }
@@ -367,14 +344,14 @@ FK_API CUresult cuGraphInstantiateWithFlags(CUgraphExec *phGraphExec, CUgraph hG
 static CUresult fk_instantiate_params(CUgraphExec *phExec, CUgraph hGraph,
                                       CUDA_GRAPH_INSTANTIATE_PARAMS *p, int ptsz)
 {
-    if (p == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (p == NULL) return CUDA_ERROR_INVALID_VALUE;
     if ((p->flags & CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD) &&
         fk_stream_resolve(p->hUploadStream, ptsz) == NULL)
         return CUDA_ERROR_INVALID_HANDLE;
     CUresult r = fk_instantiate(phExec, hGraph);
     p->hErrNode_out = NULL;
-    p->result_out = r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
+    p->result_out =
+        r == CUDA_SUCCESS ? CUDA_GRAPH_INSTANTIATE_SUCCESS : CUDA_GRAPH_INSTANTIATE_ERROR;
     return r;
 }
 
@@ -416,8 +393,7 @@ static CUresult fk_exec_update(CUgraphExec hExec, CUgraph hGraph, CUgraphExecUpd
     struct fk_exec *e = (struct fk_exec *)hExec;
     *res = CU_GRAPH_EXEC_UPDATE_ERROR;
     *err_node = NULL;
-    if (!fk_graph_valid(hGraph))
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_graph_valid(hGraph)) return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_graph_lock);
     if (e == NULL || e->magic != FK_MAGIC_EXEC) {
         pthread_mutex_unlock(&fk_graph_lock);
@@ -451,18 +427,15 @@ FK_API CUresult cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
     CUgraphExecUpdateResult res;
     CUgraphNode node;
     CUresult r = fk_exec_update(hGraphExec, hGraph, &res, &node);
-    if (hErrorNode_out != NULL)
-        *hErrorNode_out = node;
-    if (updateResult_out != NULL)
-        *updateResult_out = res;
+    if (hErrorNode_out != NULL) *hErrorNode_out = node;
+    if (updateResult_out != NULL) *updateResult_out = res;
     return r;
 }
 
 FK_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
                                      CUgraphExecUpdateResultInfo *resultInfo)
 {
-    if (resultInfo == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (resultInfo == NULL) return CUDA_ERROR_INVALID_VALUE;
     memset(resultInfo, 0, sizeof(*resultInfo));
     return fk_exec_update(hGraphExec, hGraph, &resultInfo->result, &resultInfo->errorNode);
 }

@@ -13,33 +13,27 @@
 #include "fake_cuda.h"
 
 static inline CUresult fk_launch(enum fk_counter variant, CUfunction f, unsigned gx, unsigned gy,
-                                 unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                                 unsigned shmem, CUstream h, int ptsz, void **params,
-                                 void **extra)
+                                 unsigned gz, unsigned bx, unsigned by, unsigned bz, unsigned shmem,
+                                 CUstream h, int ptsz, void **params, void **extra)
 {
-    if (FK_UNLIKELY(fk_cfg.fail_launch != CUDA_SUCCESS))
-        return fk_cfg.fail_launch;
-    if (FK_UNLIKELY(!fk_func_valid(f)))
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (FK_UNLIKELY(fk_cfg.fail_launch != CUDA_SUCCESS)) return fk_cfg.fail_launch;
+    if (FK_UNLIKELY(!fk_func_valid(f))) return CUDA_ERROR_INVALID_HANDLE;
     if (FK_UNLIKELY(gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0))
         return CUDA_ERROR_INVALID_VALUE;
     /* As on hardware: at most 1024 threads per block, and arguments one way or the other. */
     if (FK_UNLIKELY((unsigned long long)bx * by * bz > 1024 || (params != NULL && extra != NULL)))
         return CUDA_ERROR_INVALID_VALUE;
     struct fk_stream *s = fk_stream_resolve(h, ptsz);
-    if (FK_UNLIKELY(s == NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (FK_UNLIKELY(s == NULL)) return CUDA_ERROR_INVALID_HANDLE;
     if (FK_UNLIKELY(atomic_load_explicit(&s->cap, memory_order_acquire) != NULL)) {
-        const unsigned grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
+        const unsigned grid[3] = {gx, gy, gz}, block[3] = {bx, by, bz};
         CUresult r;
-        if (fk_capture_kernel(s, f, grid, block, shmem, variant, &r))
-            return r;
+        if (fk_capture_kernel(s, f, grid, block, shmem, variant, &r)) return r;
     }
     if (FK_UNLIKELY(s->kind == FK_STREAM_LEGACY &&
                     atomic_load_explicit(&fk_blocking_captures, memory_order_relaxed) > 0)) {
         CUresult r = fk_legacy_implicit();
-        if (r != CUDA_SUCCESS)
-            return r;
+        if (r != CUDA_SUCCESS) return r;
     }
     fk_count(variant, 1);
     return CUDA_SUCCESS;
@@ -61,23 +55,20 @@ FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigne
                                     unsigned int sharedMemBytes, CUstream hStream,
                                     void **kernelParams, void **extra)
 {
-    return fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX,
-                     blockDimY, blockDimZ, sharedMemBytes, hStream, 1, kernelParams, extra);
+    return fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, extra);
 }
 
-static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfig *c,
-                                    CUfunction f, void **params, void **extra, int ptsz)
+static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfig *c, CUfunction f,
+                                    void **params, void **extra, int ptsz)
 {
     if (FK_UNLIKELY(c == NULL)) {
-        if (fk_cfg.fail_launch != CUDA_SUCCESS)
-            return fk_cfg.fail_launch;
+        if (fk_cfg.fail_launch != CUDA_SUCCESS) return fk_cfg.fail_launch;
         return CUDA_ERROR_INVALID_VALUE;
     }
-    if (FK_UNLIKELY(c->numAttrs != 0 && c->attrs == NULL))
-        return CUDA_ERROR_INVALID_VALUE;
-    return fk_launch(variant, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX,
-                     c->blockDimY, c->blockDimZ, c->sharedMemBytes, c->hStream, ptsz, params,
-                     extra);
+    if (FK_UNLIKELY(c->numAttrs != 0 && c->attrs == NULL)) return CUDA_ERROR_INVALID_VALUE;
+    return fk_launch(variant, f, c->gridDimX, c->gridDimY, c->gridDimZ, c->blockDimX, c->blockDimY,
+                     c->blockDimZ, c->sharedMemBytes, c->hStream, ptsz, params, extra);
 }
 
 FK_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
@@ -105,35 +96,29 @@ FK_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
 FK_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
                                                unsigned int gridDimY, unsigned int gridDimZ,
                                                unsigned int blockDimX, unsigned int blockDimY,
-                                               unsigned int blockDimZ,
-                                               unsigned int sharedMemBytes, CUstream hStream,
-                                               void **kernelParams)
+                                               unsigned int blockDimZ, unsigned int sharedMemBytes,
+                                               CUstream hStream, void **kernelParams)
 {
-    return fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX,
-                     blockDimY, blockDimZ, sharedMemBytes, hStream, 1, kernelParams, NULL);
+    return fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, NULL);
 }
 
 /* A graph launch runs every kernel node of the executable graph: one count per node. */
 static inline CUresult fk_graph_launch(enum fk_counter variant, CUgraphExec exec, CUstream h,
                                        int ptsz)
 {
-    if (FK_UNLIKELY(fk_cfg.fail_launch != CUDA_SUCCESS))
-        return fk_cfg.fail_launch;
-    if (FK_UNLIKELY(fk_exec_graph(exec) == NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (FK_UNLIKELY(fk_cfg.fail_launch != CUDA_SUCCESS)) return fk_cfg.fail_launch;
+    if (FK_UNLIKELY(fk_exec_graph(exec) == NULL)) return CUDA_ERROR_INVALID_HANDLE;
     struct fk_stream *s = fk_stream_resolve(h, ptsz);
-    if (FK_UNLIKELY(s == NULL))
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (FK_UNLIKELY(s == NULL)) return CUDA_ERROR_INVALID_HANDLE;
     if (FK_UNLIKELY(atomic_load_explicit(&s->cap, memory_order_acquire) != NULL)) {
         CUresult r;
-        if (fk_capture_graph(s, exec, variant, &r))
-            return r;
+        if (fk_capture_graph(s, exec, variant, &r)) return r;
     }
     if (FK_UNLIKELY(s->kind == FK_STREAM_LEGACY &&
                     atomic_load_explicit(&fk_blocking_captures, memory_order_relaxed) > 0)) {
         CUresult r = fk_legacy_implicit();
-        if (r != CUDA_SUCCESS)
-            return r;
+        if (r != CUDA_SUCCESS) return r;
     }
     fk_count(variant, 1);
     fk_count(FKC_GRAPH_KERNELS, fk_exec_kernels(exec));

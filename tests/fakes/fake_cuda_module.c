@@ -20,7 +20,7 @@
 
 struct fk_module {
     uint32_t magic;
-    int library;             /* loaded by cuLibraryLoadData: entries are kernels */
+    int library; /* loaded by cuLibraryLoadData: entries are kernels */
     size_t n;
     struct fk_func *entries; /* sorted by name: functions, or kernels for a library */
     struct fk_func *twins;   /* library only: the CUfunction of each kernel */
@@ -35,8 +35,7 @@ static int cmp_names(const void *a, const void *b)
 /* Parses a fake image into a module; CUDA_ERROR_INVALID_IMAGE when it is not one. */
 static CUresult fk_module_parse(const void *image, int library, struct fk_module **out)
 {
-    if (image == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (image == NULL) return CUDA_ERROR_INVALID_VALUE;
     if (strncmp(image, FK_IMAGE_MAGIC, strlen(FK_IMAGE_MAGIC)) != 0)
         return CUDA_ERROR_INVALID_IMAGE;
 
@@ -46,8 +45,7 @@ static CUresult fk_module_parse(const void *image, int library, struct fk_module
     for (const char *p = text ? text : ""; *p; p++)
         cap += *p == '\n';
     const char **names = calloc(cap, sizeof(*names));
-    if (m == NULL || text == NULL || names == NULL)
-        goto oom;
+    if (m == NULL || text == NULL || names == NULL) goto oom;
 
     size_t n = 0;
     for (char *save = NULL, *tok = strtok_r(text, "\n", &save); tok != NULL;
@@ -57,8 +55,7 @@ static CUresult fk_module_parse(const void *image, int library, struct fk_module
 
     m->entries = calloc(n ? n : 1, sizeof(*m->entries));
     m->twins = library ? calloc(n ? n : 1, sizeof(*m->twins)) : NULL;
-    if (m->entries == NULL || (library && m->twins == NULL))
-        goto oom;
+    if (m->entries == NULL || (library && m->twins == NULL)) goto oom;
     for (size_t i = 0; i < n; i++) {
         if (m->n > 0 && strcmp(m->entries[m->n - 1].name, names[i]) == 0)
             continue; /* a name listed twice is one kernel */
@@ -101,8 +98,7 @@ static struct fk_func *fk_module_find(struct fk_module *m, const char *name)
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int c = strcmp(name, m->entries[mid].name);
-        if (c == 0)
-            return &m->entries[mid];
+        if (c == 0) return &m->entries[mid];
         if (c < 0)
             hi = mid;
         else
@@ -114,8 +110,7 @@ static struct fk_func *fk_module_find(struct fk_module *m, const char *name)
 static struct fk_module *fk_module_get(const void *h, int library)
 {
     struct fk_module *m = (struct fk_module *)h;
-    if (m == NULL || m->magic != FK_MAGIC_MODULE || m->library != library)
-        return NULL;
+    if (m == NULL || m->magic != FK_MAGIC_MODULE || m->library != library) return NULL;
     return m;
 }
 
@@ -123,8 +118,7 @@ static void fk_module_kill(struct fk_module *m)
 {
     for (size_t i = 0; i < m->n; i++) {
         m->entries[i].magic = 0;
-        if (m->twins != NULL)
-            m->twins[i].magic = 0;
+        if (m->twins != NULL) m->twins[i].magic = 0;
     }
     m->magic = 0;
 }
@@ -133,39 +127,31 @@ static void fk_module_kill(struct fk_module *m)
 
 FK_API CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
-    if (!atomic_load(&fk_initialized))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (module == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (module == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_module *m;
     CUresult r = fk_module_parse(image, 0, &m);
-    if (r == CUDA_SUCCESS)
-        *module = (CUmodule)m;
+    if (r == CUDA_SUCCESS) *module = (CUmodule)m;
     return r;
 }
 
 FK_API CUresult cuModuleUnload(CUmodule hmod)
 {
     struct fk_module *m = fk_module_get(hmod, 0);
-    if (m == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
     fk_module_kill(m);
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
 {
-    if (hfunc == NULL || name == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (hfunc == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
     /* A library's module (cuLibraryGetModule) yields the kernels' functions. */
     struct fk_module *m = fk_module_get(hmod, 0);
-    if (m == NULL)
-        m = fk_module_get(hmod, 1);
-    if (m == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (m == NULL) m = fk_module_get(hmod, 1);
+    if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
     struct fk_func *e = fk_module_find(m, name);
-    if (e == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+    if (e == NULL) return CUDA_ERROR_NOT_FOUND;
     *hfunc = (CUfunction)(m->library ? e->twin : e);
     return CUDA_SUCCESS;
 }
@@ -177,58 +163,47 @@ FK_API CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_op
                                   CUlibraryOption *libraryOptions, void **libraryOptionValues,
                                   unsigned int numLibraryOptions)
 {
-    if (!atomic_load(&fk_initialized))
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (library == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (!atomic_load(&fk_initialized)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (library == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_module *m;
     CUresult r = fk_module_parse(code, 1, &m);
-    if (r == CUDA_SUCCESS)
-        *library = (CUlibrary)m;
+    if (r == CUDA_SUCCESS) *library = (CUlibrary)m;
     return r;
 }
 
 FK_API CUresult cuLibraryUnload(CUlibrary library)
 {
     struct fk_module *m = fk_module_get(library, 1);
-    if (m == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
     fk_module_kill(m);
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuLibraryGetKernel(CUkernel *pKernel, CUlibrary library, const char *name)
 {
-    if (pKernel == NULL || name == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (pKernel == NULL || name == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_module *m = fk_module_get(library, 1);
-    if (m == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
     struct fk_func *e = fk_module_find(m, name);
-    if (e == NULL)
-        return CUDA_ERROR_NOT_FOUND;
+    if (e == NULL) return CUDA_ERROR_NOT_FOUND;
     *pKernel = (CUkernel)e;
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuLibraryGetModule(CUmodule *pMod, CUlibrary library)
 {
-    if (pMod == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (pMod == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_module *m = fk_module_get(library, 1);
-    if (m == NULL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (m == NULL) return CUDA_ERROR_INVALID_HANDLE;
     *pMod = (CUmodule)m;
     return CUDA_SUCCESS;
 }
 
 FK_API CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
 {
-    if (pFunc == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (pFunc == NULL) return CUDA_ERROR_INVALID_VALUE;
     struct fk_func *k = (struct fk_func *)kernel;
-    if (!fk_func_valid(k) || k->kind != FK_KIND_KERNEL)
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (!fk_func_valid(k) || k->kind != FK_KIND_KERNEL) return CUDA_ERROR_INVALID_HANDLE;
     *pFunc = (CUfunction)k->twin;
     return CUDA_SUCCESS;
 }
@@ -239,12 +214,9 @@ FK_API CUresult cuKernelGetFunction(CUfunction *pFunc, CUkernel kernel)
  */
 static CUresult fk_get_name(const char **name, const void *h)
 {
-    if (!fk_version_ok(12030))
-        return CUDA_ERROR_NOT_FOUND;
-    if (name == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
-    if (!fk_func_valid(h))
-        return CUDA_ERROR_INVALID_HANDLE;
+    if (!fk_version_ok(12030)) return CUDA_ERROR_NOT_FOUND;
+    if (name == NULL) return CUDA_ERROR_INVALID_VALUE;
+    if (!fk_func_valid(h)) return CUDA_ERROR_INVALID_HANDLE;
     *name = ((const struct fk_func *)h)->name;
     return CUDA_SUCCESS;
 }
@@ -273,8 +245,7 @@ static size_t fk_arena_chars_left;
 /* Makes a module-less CUfunction named `mangled`.  Returns a CUresult value. */
 FK_API int fakecuda_make_function(const char *mangled, CUfunction *out)
 {
-    if (mangled == NULL || out == NULL)
-        return CUDA_ERROR_INVALID_VALUE;
+    if (mangled == NULL || out == NULL) return CUDA_ERROR_INVALID_VALUE;
     size_t len = strlen(mangled) + 1;
     pthread_mutex_lock(&fk_arena_lock);
     if (fk_arena_funcs_left == 0) {

@@ -40,8 +40,14 @@ struct fk_impl {
     void *fn;
 };
 
-#define IMPL(sym, ver, fn) { sym, ver, 0, (void *)(fn) }
-#define IMPL_PT(sym, ver, fn) { sym, ver, 1, (void *)(fn) }
+#define IMPL(sym, ver, fn)                                                                         \
+    {                                                                                              \
+        sym, ver, 0, (void *)(fn)                                                                  \
+    }
+#define IMPL_PT(sym, ver, fn)                                                                      \
+    {                                                                                              \
+        sym, ver, 1, (void *)(fn)                                                                  \
+    }
 
 /* Every ABI entry point this fake implements: (symbol as requested, ABI version, flavour). */
 static const struct fk_impl fk_impls[] = {
@@ -170,24 +176,18 @@ static CUresult fk_lookup(const char *symbol, void **pfn, int cudaVersion, cuuin
     *pfn = NULL;
     *status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     size_t first = fk_abi_first(symbol);
-    if (*symbol == '\0' || first == FK_ABI_COUNT)
-        return CUDA_ERROR_NOT_FOUND;
+    if (*symbol == '\0' || first == FK_ABI_COUNT) return CUDA_ERROR_NOT_FOUND;
     /* An older driver (FAKECUDA_DRIVER_VERSION) knows nothing newer than itself. */
-    if (!fk_version_ok(fk_abi_table[first].version))
-        return CUDA_ERROR_NOT_FOUND;
+    if (!fk_version_ok(fk_abi_table[first].version)) return CUDA_ERROR_NOT_FOUND;
     int want = cudaVersion < fk_cfg.driver_version ? cudaVersion : fk_cfg.driver_version;
     const struct fk_abi *best = NULL, *best_pt = NULL;
     for (size_t i = first; i < FK_ABI_COUNT && strcmp(fk_abi_table[i].symbol, symbol) == 0; i++) {
         const struct fk_abi *a = &fk_abi_table[i];
-        if (a->version > want)
-            continue;
-        if (!a->ptsz && (best == NULL || a->version > best->version))
-            best = a;
-        if (a->ptsz && (best_pt == NULL || a->version > best_pt->version))
-            best_pt = a;
+        if (a->version > want) continue;
+        if (!a->ptsz && (best == NULL || a->version > best->version)) best = a;
+        if (a->ptsz && (best_pt == NULL || a->version > best_pt->version)) best_pt = a;
     }
-    if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best_pt != NULL)
-        best = best_pt;
+    if ((flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best_pt != NULL) best = best_pt;
     if (best == NULL) {
         *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
         return CUDA_ERROR_NOT_FOUND;
@@ -211,11 +211,10 @@ static void fk_trace(const char *symbol, int cudaVersion, cuuint64_t flags, CUre
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, fk_trace_open);
     int fd = fk_trace_fd;
-    if (fd < 0)
-        return;
+    if (fd < 0) return;
     char line[512];
-    int n = snprintf(line, sizeof(line), "%s %d %llu %d\n", *symbol ? symbol : "\"\"",
-                     cudaVersion, (unsigned long long)flags, (int)r);
+    int n = snprintf(line, sizeof(line), "%s %d %llu %d\n", *symbol ? symbol : "\"\"", cudaVersion,
+                     (unsigned long long)flags, (int)r);
     /* One write per line: O_APPEND keeps lines whole across threads and processes. */
     if (n > 0 && (size_t)n < sizeof(line) && write(fd, line, (size_t)n) < 0) {
         /* Nothing useful to do: tracing is best effort. */
@@ -232,14 +231,12 @@ FK_API CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     }
     CUdriverProcAddressQueryResult status;
     CUresult r = fk_lookup(symbol, pfn, cudaVersion, flags, &status);
-    if (symbolStatus != NULL)
-        *symbolStatus = status;
+    if (symbolStatus != NULL) *symbolStatus = status;
     fk_trace(symbol, cudaVersion, flags, r);
     return r;
 }
 
-FK_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion,
-                                 cuuint64_t flags)
+FK_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags)
 {
     return cuGetProcAddress_v2(symbol, pfn, cudaVersion, flags, NULL);
 }
@@ -250,7 +247,6 @@ FK_API CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion
  */
 FK_API CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
 {
-    if (ppExportTable != NULL)
-        *ppExportTable = NULL;
+    if (ppExportTable != NULL) *ppExportTable = NULL;
     return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -88,10 +88,10 @@ extern struct rt_driver rt_drv;
 /* Per-thread state, allocated on first use (one initial-exec TLS pointer keeps access cheap). */
 #define RT_MAX_CONFIGS 16
 struct rt_thread {
-    int ctx_current;          /* the primary context was made current on this thread */
-    int device;               /* cudaSetDevice */
-    cudaError_t last_error;   /* cudaGetLastError */
-    int nconfigs;             /* <<<>>> configurations pushed and not yet popped */
+    int ctx_current;        /* the primary context was made current on this thread */
+    int device;             /* cudaSetDevice */
+    cudaError_t last_error; /* cudaGetLastError */
+    int nconfigs;           /* <<<>>> configurations pushed and not yet popped */
     struct rt_config {
         dim3 grid, block;
         size_t shmem;
@@ -122,8 +122,7 @@ static inline cudaError_t rt_init(void)
 /* Records a failure as the thread's last error, as every runtime call does, and returns it. */
 static inline cudaError_t rt_ret(cudaError_t e)
 {
-    if (RT_UNLIKELY(e != cudaSuccess))
-        rt_self()->last_error = e;
+    if (RT_UNLIKELY(e != cudaSuccess)) rt_self()->last_error = e;
     return e;
 }
 
@@ -138,7 +137,7 @@ static inline cudaError_t rt_cu(CUresult r)
 }
 
 /* Calls a driver entry point, or fails as a runtime on a driver too old to have it. */
-#define RT_CALL(fn, ...) \
+#define RT_CALL(fn, ...)                                                                           \
     (rt_drv.fn != NULL ? rt_cu(rt_drv.fn(__VA_ARGS__)) : rt_ret(cudaErrorCallRequiresNewerDriver))
 
 /* Launch handle (a CUkernel, or a CUfunction on drivers without libraries) of a host stub. */

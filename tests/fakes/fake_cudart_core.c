@@ -32,8 +32,7 @@ struct rt_thread *rt_thread_slow(void)
 {
     /* Never freed: a handful of bytes per thread, and the thread may still be exiting. */
     struct rt_thread *t = calloc(1, sizeof(*t));
-    if (t == NULL)
-        abort();
+    if (t == NULL) abort();
     pthread_mutex_lock(&rt_threads_lock);
     t->next = rt_threads;
     rt_threads = t;
@@ -55,10 +54,10 @@ static void *rt_proc(const char *symbol, int version, cuuint64_t flags)
 }
 
 /* Stores a data pointer into a function-pointer field without type punning through void **. */
-#define RT_RESOLVE(field, symbol, version, flags)                   \
-    do {                                                            \
-        void *p_ = rt_proc(symbol, version, flags);                 \
-        memcpy(&rt_drv.field, &p_, sizeof(p_));                     \
+#define RT_RESOLVE(field, symbol, version, flags)                                                  \
+    do {                                                                                           \
+        void *p_ = rt_proc(symbol, version, flags);                                                \
+        memcpy(&rt_drv.field, &p_, sizeof(p_));                                                    \
     } while (0)
 
 static void rt_load(void)
@@ -150,12 +149,10 @@ static void rt_load(void)
 cudaError_t rt_init_slow(struct rt_thread *t)
 {
     pthread_once(&rt_once, rt_load);
-    if (rt_load_error != cudaSuccess)
-        return rt_ret(rt_load_error);
+    if (rt_load_error != cudaSuccess) return rt_ret(rt_load_error);
     /* Like the real runtime: every thread works in the device's primary context. */
     CUresult r = rt_drv.ctxSetCurrent(rt_drv.primary);
-    if (r != CUDA_SUCCESS)
-        return rt_cu(r);
+    if (r != CUDA_SUCCESS) return rt_cu(r);
     t->ctx_current = 1;
     return cudaSuccess;
 }
@@ -185,8 +182,7 @@ static const struct {
 RT_API const char *cudaGetErrorName(cudaError_t error)
 {
     for (size_t i = 0; i < sizeof(rt_errors) / sizeof(rt_errors[0]); i++)
-        if (rt_errors[i].value == (int)error)
-            return rt_errors[i].name;
+        if (rt_errors[i].value == (int)error) return rt_errors[i].name;
     return "unrecognized error code";
 }
 
@@ -194,23 +190,32 @@ RT_API const char *cudaGetErrorString(cudaError_t error)
 {
     /* Short descriptions for the codes tests print; the name for the rest. */
     switch (error) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorInvalidValue:
+        return "invalid argument";
+    case cudaErrorMemoryAllocation:
+        return "out of memory";
     case cudaErrorInsufficientDriver:
         return "CUDA driver version is insufficient for CUDA runtime version";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorNotSupported: return "operation not supported";
+    case cudaErrorNoDevice:
+        return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDeviceFunction:
+        return "invalid device function";
+    case cudaErrorInvalidResourceHandle:
+        return "invalid resource handle";
+    case cudaErrorLaunchFailure:
+        return "unspecified launch failure";
+    case cudaErrorNotSupported:
+        return "operation not supported";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated:
         return "operation failed due to a previous error during capture";
     case cudaErrorStreamCaptureImplicit:
         return "operation would make the legacy stream depend on a capturing blocking stream";
-    default: return cudaGetErrorName(error);
+    default:
+        return cudaGetErrorName(error);
     }
 }
 
@@ -218,16 +223,14 @@ RT_API const char *cudaGetErrorString(cudaError_t error)
 
 RT_API cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
 {
-    if (runtimeVersion == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (runtimeVersion == NULL) return rt_ret(cudaErrorInvalidValue);
     *runtimeVersion = CUDART_VERSION;
     return cudaSuccess;
 }
 
 RT_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 {
-    if (driverVersion == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (driverVersion == NULL) return rt_ret(cudaErrorInvalidValue);
     pthread_once(&rt_once, rt_load);
     /* 0 when there is no driver at all, as documented. */
     *driverVersion = rt_drv.driverGetVersion != NULL ? rt_drv.version : 0;
@@ -236,12 +239,10 @@ RT_API cudaError_t cudaDriverGetVersion(int *driverVersion)
 
 RT_API cudaError_t cudaGetDeviceCount(int *count)
 {
-    if (count == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (count == NULL) return rt_ret(cudaErrorInvalidValue);
     *count = 0;
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     return RT_CALL(deviceGetCount, count);
 }
 
@@ -249,21 +250,17 @@ RT_API cudaError_t cudaSetDevice(int device)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess)
-        return e;
-    if (device < 0 || device >= n)
-        return rt_ret(cudaErrorInvalidDevice);
+    if (e != cudaSuccess) return e;
+    if (device < 0 || device >= n) return rt_ret(cudaErrorInvalidDevice);
     rt_self()->device = device;
     return cudaSuccess;
 }
 
 RT_API cudaError_t cudaGetDevice(int *device)
 {
-    if (device == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (device == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     *device = rt_self()->device;
     return cudaSuccess;
 }
@@ -278,11 +275,9 @@ RT_API cudaError_t cudaDeviceSynchronize(void)
 
 RT_API cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
-    if (devPtr == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (devPtr == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     if (size == 0) {
         *devPtr = NULL; /* the runtime allows empty allocations */
         return cudaSuccess;
@@ -296,8 +291,7 @@ RT_API cudaError_t cudaMalloc(void **devPtr, size_t size)
 RT_API cudaError_t cudaFree(void *devPtr)
 {
     cudaError_t e = rt_init(); /* cudaFree(0) is the customary way to initialise */
-    if (e != cudaSuccess || devPtr == NULL)
-        return e;
+    if (e != cudaSuccess || devPtr == NULL) return e;
     return RT_CALL(memFree, (CUdeviceptr)(uintptr_t)devPtr);
 }
 
@@ -306,10 +300,8 @@ static cudaError_t rt_memcpy(void *dst, const void *src, size_t count, enum cuda
     if ((int)kind < (int)cudaMemcpyHostToHost || (int)kind > (int)cudaMemcpyDefault)
         return rt_ret(cudaErrorInvalidMemcpyDirection);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
-    if (count > 0 && (dst == NULL || src == NULL))
-        return rt_ret(cudaErrorInvalidValue);
+    if (e != cudaSuccess) return e;
+    if (count > 0 && (dst == NULL || src == NULL)) return rt_ret(cudaErrorInvalidValue);
     memmove(dst, src, count);
     return cudaSuccess;
 }
@@ -317,10 +309,8 @@ static cudaError_t rt_memcpy(void *dst, const void *src, size_t count, enum cuda
 static cudaError_t rt_memset(void *p, int value, size_t count)
 {
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
-    if (count > 0 && p == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (e != cudaSuccess) return e;
+    if (count > 0 && p == NULL) return rt_ret(cudaErrorInvalidValue);
     memset(p, value, count);
     return cudaSuccess;
 }
@@ -364,8 +354,7 @@ RT_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaSt
     return rt_memset(devPtr, value, count);
 }
 
-RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
-                                        cudaStream_t stream)
+RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     return rt_memset(devPtr, value, count);
 }
@@ -374,8 +363,7 @@ RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
 
 RT_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t *pStream, unsigned int flags)
 {
-    if (pStream == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (pStream == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
     /* cudaStreamNonBlocking and CU_STREAM_NON_BLOCKING are both 1. */
     return e != cudaSuccess ? e : RT_CALL(streamCreate, (CUstream *)pStream, flags);
@@ -420,15 +408,12 @@ static cudaError_t rt_entry(const char *symbol, void **funcPtr, int version,
         (flags & ~(unsigned long long)(cudaEnableLegacyStream | cudaEnablePerThreadDefaultStream)))
         return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     cuuint64_t f = flags;
-    if (f == cudaEnableDefault && ptsz)
-        f = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
+    if (f == cudaEnableDefault && ptsz) f = CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
     CUresult r = rt_drv.getProcAddress(symbol, funcPtr, version, f, &status);
-    if (st != NULL)
-        *st = (enum cudaDriverEntryPointQueryResult)status; /* same values */
+    if (st != NULL) *st = (enum cudaDriverEntryPointQueryResult)status; /* same values */
     return rt_cu(r);
 }
 

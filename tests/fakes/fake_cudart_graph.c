@@ -31,14 +31,11 @@ RT_API cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph
                                           size_t numDependencies,
                                           const struct cudaKernelNodeParams *pNodeParams)
 {
-    if (pNodeParams == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (pNodeParams == NULL) return rt_ret(cudaErrorInvalidValue);
     CUfunction f;
     cudaError_t e = rt_init();
-    if (e == cudaSuccess)
-        e = rt_kernel_for(pNodeParams->func, &f);
-    if (e != cudaSuccess)
-        return e;
+    if (e == cudaSuccess) e = rt_kernel_for(pNodeParams->func, &f);
+    if (e != cudaSuccess) return e;
     CUDA_KERNEL_NODE_PARAMS p;
     memset(&p, 0, sizeof(p));
     p.func = f; /* the kernel handle, as for launches */
@@ -71,11 +68,9 @@ RT_API cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t *pGraphExec, cu
 static cudaError_t rt_instantiate_params(cudaGraphExec_t *pGraphExec, cudaGraph_t graph,
                                          cudaGraphInstantiateParams *ip, int ptsz)
 {
-    if (ip == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (ip == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     CUDA_GRAPH_INSTANTIATE_PARAMS p = {
         .flags = ip->flags,
         .hUploadStream = rt_stream(ip->uploadStream, ptsz),
@@ -109,11 +104,9 @@ RT_API cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
 RT_API cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
                                        cudaGraphExecUpdateResultInfo *resultInfo)
 {
-    if (resultInfo == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (resultInfo == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     CUgraphExecUpdateResultInfo info;
     memset(&info, 0, sizeof(info));
     e = RT_CALL(graphExecUpdate, hGraphExec, hGraph, &info);

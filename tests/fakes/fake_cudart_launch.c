@@ -21,8 +21,8 @@ static inline cudaError_t rt_launch(CUfunction f, dim3 g, dim3 b, void **args, s
     if (ptsz)
         return RT_CALL(launchKernel_ptsz, f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem,
                        rt_stream(s, 1), args, NULL);
-    return RT_CALL(launchKernel, f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem,
-                   rt_stream(s, 0), args, NULL);
+    return RT_CALL(launchKernel, f, g.x, g.y, g.z, b.x, b.y, b.z, (unsigned)shmem, rt_stream(s, 0),
+                   args, NULL);
 }
 
 static inline cudaError_t rt_launch_host(const void *func, dim3 g, dim3 b, void **args,
@@ -30,28 +30,27 @@ static inline cudaError_t rt_launch_host(const void *func, dim3 g, dim3 b, void 
 {
     CUfunction f;
     cudaError_t e = rt_init();
-    if (e == cudaSuccess)
-        e = rt_kernel_for(func, &f);
+    if (e == cudaSuccess) e = rt_kernel_for(func, &f);
     return e != cudaSuccess ? e : rt_launch(f, g, b, args, shmem, s, ptsz);
 }
 
 /* What <<<>>> compiles to in CUDA 13: the kernel handle comes from __cudaGetKernel. */
-RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-                                      void **args, size_t sharedMem, cudaStream_t stream)
+RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
-    return e != cudaSuccess ? e
-                            : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem,
-                                        stream, 0);
+    return e != cudaSuccess
+               ? e
+               : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
 RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                            void **args, size_t sharedMem, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
-    return e != cudaSuccess ? e
-                            : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem,
-                                        stream, 1);
+    return e != cudaSuccess
+               ? e
+               : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem, stream, 1);
 }
 
 RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
@@ -60,8 +59,8 @@ RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDi
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
-RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-                                         void **args, size_t sharedMem, cudaStream_t stream)
+RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                         size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 1);
 }
@@ -69,14 +68,11 @@ RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 bl
 static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args,
                                 int ptsz)
 {
-    if (config == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (config == NULL) return rt_ret(cudaErrorInvalidValue);
     CUfunction f;
     cudaError_t e = rt_init();
-    if (e == cudaSuccess)
-        e = rt_kernel_for(func, &f);
-    if (e != cudaSuccess)
-        return e;
+    if (e == cudaSuccess) e = rt_kernel_for(func, &f);
+    if (e != cudaSuccess) return e;
     CUlaunchConfig c = {
         .gridDimX = config->gridDim.x,
         .gridDimY = config->gridDim.y,
@@ -89,8 +85,7 @@ static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *fu
         .attrs = (CUlaunchAttribute *)config->attrs, /* same layout and ids */
         .numAttrs = config->numAttrs,
     };
-    if (ptsz)
-        return RT_CALL(launchKernelEx_ptsz, &c, f, args, NULL);
+    if (ptsz) return RT_CALL(launchKernelEx_ptsz, &c, f, args, NULL);
     return RT_CALL(launchKernelEx, &c, f, args, NULL);
 }
 
@@ -111,10 +106,8 @@ static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args,
 {
     CUfunction f;
     cudaError_t e = rt_init();
-    if (e == cudaSuccess)
-        e = rt_kernel_for(func, &f);
-    if (e != cudaSuccess)
-        return e;
+    if (e == cudaSuccess) e = rt_kernel_for(func, &f);
+    if (e != cudaSuccess) return e;
     if (ptsz)
         return RT_CALL(launchCooperativeKernel_ptsz, f, g.x, g.y, g.z, b.x, b.y, b.z,
                        (unsigned)shmem, rt_stream(s, 1), args);
@@ -123,15 +116,14 @@ static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args,
 }
 
 RT_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
-                                               void **args, size_t sharedMem,
-                                               cudaStream_t stream)
+                                               void **args, size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
-RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
-                                                    dim3 blockDim, void **args,
-                                                    size_t sharedMem, cudaStream_t stream)
+RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                                    void **args, size_t sharedMem,
+                                                    cudaStream_t stream)
 {
     return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 1);
 }
@@ -142,10 +134,8 @@ RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
 static cudaError_t rt_begin(cudaStream_t s, enum cudaStreamCaptureMode mode, int ptsz)
 {
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
-    if (ptsz)
-        return RT_CALL(streamBeginCapture_ptsz, rt_stream(s, 1), (CUstreamCaptureMode)mode);
+    if (e != cudaSuccess) return e;
+    if (ptsz) return RT_CALL(streamBeginCapture_ptsz, rt_stream(s, 1), (CUstreamCaptureMode)mode);
     return RT_CALL(streamBeginCapture, rt_stream(s, 0), (CUstreamCaptureMode)mode);
 }
 
@@ -154,8 +144,7 @@ RT_API cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCa
     return rt_begin(stream, mode, 0);
 }
 
-RT_API cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream,
-                                               enum cudaStreamCaptureMode mode)
+RT_API cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
 {
     return rt_begin(stream, mode, 1);
 }
@@ -174,11 +163,9 @@ RT_API cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *p
 
 static cudaError_t rt_is_capturing(cudaStream_t s, enum cudaStreamCaptureStatus *status, int ptsz)
 {
-    if (status == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (status == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     e = ptsz ? RT_CALL(streamIsCapturing_ptsz, rt_stream(s, 1), &st)
              : RT_CALL(streamIsCapturing, rt_stream(s, 0), &st);
@@ -200,14 +187,12 @@ RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
 
 static cudaError_t rt_capture_info(cudaStream_t s, enum cudaStreamCaptureStatus *status,
                                    unsigned long long *id, cudaGraph_t *graph,
-                                   const cudaGraphNode_t **deps,
-                                   const cudaGraphEdgeData **edges, size_t *ndeps, int ptsz)
+                                   const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                   size_t *ndeps, int ptsz)
 {
-    if (status == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (status == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
     cuuint64_t cid = 0;
     const CUgraphEdgeData *ed = NULL;
@@ -216,10 +201,8 @@ static cudaError_t rt_capture_info(cudaStream_t s, enum cudaStreamCaptureStatus 
              : RT_CALL(streamGetCaptureInfo, rt_stream(s, 0), &st, id ? &cid : NULL, graph, deps,
                        edges ? &ed : NULL, ndeps);
     *status = (enum cudaStreamCaptureStatus)st;
-    if (id != NULL)
-        *id = cid;
-    if (edges != NULL)
-        *edges = (const cudaGraphEdgeData *)ed; /* same layout */
+    if (id != NULL) *id = cid;
+    if (edges != NULL) *edges = (const cudaGraphEdgeData *)ed; /* same layout */
     return e;
 }
 
@@ -236,8 +219,7 @@ RT_API cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream,
 
 RT_API cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
                                                  enum cudaStreamCaptureStatus *captureStatus_out,
-                                                 unsigned long long *id_out,
-                                                 cudaGraph_t *graph_out,
+                                                 unsigned long long *id_out, cudaGraph_t *graph_out,
                                                  const cudaGraphNode_t **dependencies_out,
                                                  const cudaGraphEdgeData **edgeData_out,
                                                  size_t *numDependencies_out)
@@ -248,14 +230,11 @@ RT_API cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream,
 
 RT_API cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
 {
-    if (mode == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (mode == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     CUstreamCaptureMode m = (CUstreamCaptureMode)*mode;
     e = RT_CALL(threadExchangeStreamCaptureMode, &m);
-    if (e == cudaSuccess)
-        *mode = (enum cudaStreamCaptureMode)m;
+    if (e == cudaSuccess) *mode = (enum cudaStreamCaptureMode)m;
     return e;
 }

@@ -26,17 +26,17 @@ struct rt_fatbin {
     uint32_t magic;
     struct rt_kernel *kernels; /* registration order, newest first */
     size_t nkernels;
-    int loaded;                /* tried to load into the driver (result in load_error) */
+    int loaded; /* tried to load into the driver (result in load_error) */
     cudaError_t load_error;
-    CUlibrary lib;             /* CUDA 12+ drivers */
-    CUmodule mod;              /* older drivers */
+    CUlibrary lib; /* CUDA 12+ drivers */
+    CUmodule mod;  /* older drivers */
 };
 
 struct rt_kernel {
-    const void *host;          /* host stub address: what programs launch by */
-    const char *name;          /* mangled device name, in the program's read-only data */
+    const void *host; /* host stub address: what programs launch by */
+    const char *name; /* mangled device name, in the program's read-only data */
     struct rt_fatbin *fb;
-    struct rt_kernel *next;    /* in its fat binary */
+    struct rt_kernel *next;     /* in its fat binary */
     _Atomic(CUfunction) handle; /* CUkernel (cast) or CUfunction, made on first use */
 };
 
@@ -61,12 +61,10 @@ static size_t rt_hash(const void *p)
 static struct rt_kernel *rt_lookup(const void *host)
 {
     struct rt_table *t = atomic_load_explicit(&rt_table, memory_order_acquire);
-    if (t == NULL || host == NULL)
-        return NULL;
+    if (t == NULL || host == NULL) return NULL;
     for (size_t i = rt_hash(host) & t->mask;; i = (i + 1) & t->mask) {
         struct rt_kernel *k = atomic_load_explicit(&t->slots[i], memory_order_acquire);
-        if (k == NULL || k->host == host)
-            return k;
+        if (k == NULL || k->host == host) return k;
     }
 }
 
@@ -92,8 +90,7 @@ static int rt_table_insert(struct rt_kernel *k)
         n->mask = size - 1;
         for (size_t i = 0; t != NULL && i <= t->mask; i++) {
             struct rt_kernel *old = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
-            if (old != NULL)
-                rt_table_put(n, old);
+            if (old != NULL) rt_table_put(n, old);
         }
         atomic_store_explicit(&rt_table, n, memory_order_release);
         t = n;
@@ -109,14 +106,11 @@ RT_API void **__cudaRegisterFatBinary(void *fatCubin)
 {
     /* The contents are real device code the fake cannot use; only the handle matters. */
     struct rt_fatbin *fb = calloc(1, sizeof(*fb));
-    if (fb != NULL)
-        fb->magic = RT_FATBIN_MAGIC;
+    if (fb != NULL) fb->magic = RT_FATBIN_MAGIC;
     return (void **)fb;
 }
 
-RT_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
-{
-}
+RT_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) {}
 
 RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
@@ -127,12 +121,11 @@ RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
 }
 
 RT_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                   const char *deviceName, int thread_limit, uint3 *tid,
-                                   uint3 *bid, dim3 *bDim, dim3 *gDim, int *wSize)
+                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
+                                   dim3 *bDim, dim3 *gDim, int *wSize)
 {
     struct rt_fatbin *fb = (struct rt_fatbin *)fatCubinHandle;
-    if (fb == NULL || fb->magic != RT_FATBIN_MAGIC || hostFun == NULL || deviceFun == NULL)
-        return;
+    if (fb == NULL || fb->magic != RT_FATBIN_MAGIC || hostFun == NULL || deviceFun == NULL) return;
     pthread_mutex_lock(&rt_reg_lock);
     if (rt_lookup(hostFun) == NULL) {
         struct rt_kernel *k = calloc(1, sizeof(*k));
@@ -175,15 +168,13 @@ RT_API char __cudaInitModule(void **fatCubinHandle)
 /* Loads a fat binary's kernels into the driver; rt_reg_lock held, driver initialised. */
 static cudaError_t rt_fatbin_load(struct rt_fatbin *fb)
 {
-    if (fb->loaded)
-        return fb->load_error;
+    if (fb->loaded) return fb->load_error;
     fb->loaded = 1;
     size_t len = sizeof("FAKEIMAGE\n");
     for (struct rt_kernel *k = fb->kernels; k != NULL; k = k->next)
         len += strlen(k->name) + 1;
     char *image = malloc(len), *p = image;
-    if (image == NULL)
-        return fb->load_error = cudaErrorMemoryAllocation;
+    if (image == NULL) return fb->load_error = cudaErrorMemoryAllocation;
     p = stpcpy(p, "FAKEIMAGE\n");
     for (struct rt_kernel *k = fb->kernels; k != NULL; k = k->next) {
         p = stpcpy(p, k->name);
@@ -205,16 +196,14 @@ static cudaError_t rt_fatbin_load(struct rt_fatbin *fb)
 cudaError_t rt_kernel_for(const void *hostFun, CUfunction *out)
 {
     struct rt_kernel *k = rt_lookup(hostFun);
-    if (RT_UNLIKELY(k == NULL))
-        return rt_ret(cudaErrorInvalidDeviceFunction);
+    if (RT_UNLIKELY(k == NULL)) return rt_ret(cudaErrorInvalidDeviceFunction);
     CUfunction h = atomic_load_explicit(&k->handle, memory_order_acquire);
     if (RT_LIKELY(h != NULL)) {
         *out = h;
         return cudaSuccess;
     }
     cudaError_t e = rt_init();
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     pthread_mutex_lock(&rt_reg_lock);
     e = rt_fatbin_load(k->fb);
     h = atomic_load_explicit(&k->handle, memory_order_relaxed);
@@ -228,12 +217,10 @@ cudaError_t rt_kernel_for(const void *hostFun, CUfunction *out)
             r = rt_drv.moduleGetFunction(&h, k->fb->mod, k->name);
         }
         e = r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidDeviceFunction;
-        if (e == cudaSuccess)
-            atomic_store_explicit(&k->handle, h, memory_order_release);
+        if (e == cudaSuccess) atomic_store_explicit(&k->handle, h, memory_order_release);
     }
     pthread_mutex_unlock(&rt_reg_lock);
-    if (e != cudaSuccess)
-        return rt_ret(e);
+    if (e != cudaSuccess) return rt_ret(e);
     *out = h;
     return cudaSuccess;
 }
@@ -243,8 +230,7 @@ cudaError_t rt_function_for(const void *hostFun, CUfunction *out)
 {
     CUfunction h;
     cudaError_t e = rt_kernel_for(hostFun, &h);
-    if (e != cudaSuccess)
-        return e;
+    if (e != cudaSuccess) return e;
     if (rt_lookup(hostFun)->fb->lib == NULL) {
         *out = h; /* module path: already a function */
         return cudaSuccess;
@@ -254,12 +240,10 @@ cudaError_t rt_function_for(const void *hostFun, CUfunction *out)
 
 RT_API cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *hostFun)
 {
-    if (kernel == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (kernel == NULL) return rt_ret(cudaErrorInvalidValue);
     CUfunction h;
     cudaError_t e = rt_kernel_for(hostFun, &h);
-    if (e == cudaSuccess)
-        *kernel = (cudaKernel_t)h;
+    if (e == cudaSuccess) *kernel = (cudaKernel_t)h;
     return e;
 }
 
@@ -270,22 +254,18 @@ RT_API cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncA
 
 RT_API cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
 {
-    if (functionPtr == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (functionPtr == NULL) return rt_ret(cudaErrorInvalidValue);
     CUfunction f;
     cudaError_t e = rt_function_for(symbolPtr, &f);
-    if (e == cudaSuccess)
-        *functionPtr = (cudaFunction_t)f;
+    if (e == cudaSuccess) *functionPtr = (cudaFunction_t)f;
     return e;
 }
 
 RT_API cudaError_t cudaFuncGetName(const char **name, const void *func)
 {
-    if (name == NULL)
-        return rt_ret(cudaErrorInvalidValue);
+    if (name == NULL) return rt_ret(cudaErrorInvalidValue);
     struct rt_kernel *k = rt_lookup(func);
-    if (k == NULL)
-        return rt_ret(cudaErrorInvalidDeviceFunction);
+    if (k == NULL) return rt_ret(cudaErrorInvalidDeviceFunction);
     *name = k->name; /* the mangled name, as the CUDA 12+ runtime returns */
     return cudaSuccess;
 }
@@ -297,8 +277,7 @@ RT_API unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t 
 {
     /* A stack, because a kernel argument may itself contain a <<<>>> launch. */
     struct rt_thread *t = rt_self();
-    if (t->nconfigs == RT_MAX_CONFIGS)
-        return 1;
+    if (t->nconfigs == RT_MAX_CONFIGS) return 1;
     struct rt_config *c = &t->configs[t->nconfigs++];
     c->grid = gridDim;
     c->block = blockDim;
@@ -311,8 +290,7 @@ RT_API cudaError_t __cudaPopCallConfiguration(dim3 *gridDim, dim3 *blockDim, siz
                                               void *stream)
 {
     struct rt_thread *t = rt_self();
-    if (t->nconfigs == 0)
-        return rt_ret(cudaErrorMissingConfiguration);
+    if (t->nconfigs == 0) return rt_ret(cudaErrorMissingConfiguration);
     struct rt_config *c = &t->configs[--t->nconfigs];
     *gridDim = c->grid;
     *blockDim = c->block;

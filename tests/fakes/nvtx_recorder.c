@@ -52,22 +52,20 @@ struct nvtxStringRegistration_st {
 static pthread_mutex_t rec_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nvtxDomainRegistration_st *rec_domains;
 static struct nvtxStringRegistration_st *rec_strings;
-static int rec_enabled;        /* NVTXREC_OUT is writable: format events */
+static int rec_enabled; /* NVTXREC_OUT is writable: format events */
 static atomic_int rec_next_tid;
 static __thread int rec_tid;   /* 0 until the thread's first event */
 static __thread int rec_depth; /* push/pop nesting, for the return values */
 
 static int rec_thread_id(void)
 {
-    if (rec_tid == 0)
-        rec_tid = atomic_fetch_add(&rec_next_tid, 1) + 1;
+    if (rec_tid == 0) rec_tid = atomic_fetch_add(&rec_next_tid, 1) + 1;
     return rec_tid;
 }
 
 static const char *rec_domain_name(nvtxDomainHandle_t d)
 {
-    if (d == NULL)
-        return "default";
+    if (d == NULL) return "default";
     return d->magic == REC_MAGIC_DOMAIN ? d->name : "<invalid domain>";
 }
 
@@ -88,13 +86,12 @@ static void rec_event(const char *kind, nvtxDomainHandle_t domain, const nvtxEve
             rec_line_text(&l, a->message.ascii ? a->message.ascii : "");
             break;
         case NVTX_MESSAGE_TYPE_UNICODE:
-            if (a->message.unicode != NULL)
-                rec_line_wtext(&l, a->message.unicode);
+            if (a->message.unicode != NULL) rec_line_wtext(&l, a->message.unicode);
             break;
         case NVTX_MESSAGE_TYPE_REGISTERED: {
             nvtxStringHandle_t s = a->message.registered;
-            rec_line_text(&l, s != NULL && s->magic == REC_MAGIC_STRING ? s->text
-                                                                         : "<invalid string>");
+            rec_line_text(&l,
+                          s != NULL && s->magic == REC_MAGIC_STRING ? s->text : "<invalid string>");
             break;
         }
         default:
@@ -114,8 +111,7 @@ static void rec_event(const char *kind, nvtxDomainHandle_t domain, const nvtxEve
 
 static int rec_push(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a, const char *ascii)
 {
-    if (rec_enabled)
-        rec_event("push", d, a, ascii);
+    if (rec_enabled) rec_event("push", d, a, ascii);
     return rec_depth++;
 }
 
@@ -134,8 +130,7 @@ static int rec_pop(nvtxDomainHandle_t d)
 
 static void rec_category(nvtxDomainHandle_t d, uint32_t id, const char *name)
 {
-    if (!rec_enabled)
-        return;
+    if (!rec_enabled) return;
     struct rec_line l;
     rec_line_init(&l);
     rec_line_str(&l, "category\t");
@@ -149,14 +144,12 @@ static void rec_category(nvtxDomainHandle_t d, uint32_t id, const char *name)
 
 static void NVTX_API r_MarkEx(const nvtxEventAttributes_t *a)
 {
-    if (rec_enabled)
-        rec_event("mark", NULL, a, NULL);
+    if (rec_enabled) rec_event("mark", NULL, a, NULL);
 }
 
 static void NVTX_API r_MarkA(const char *message)
 {
-    if (rec_enabled)
-        rec_event("mark", NULL, NULL, message ? message : "");
+    if (rec_enabled) rec_event("mark", NULL, NULL, message ? message : "");
 }
 
 static int NVTX_API r_RangePushEx(const nvtxEventAttributes_t *a)
@@ -181,8 +174,7 @@ static void NVTX_API r_NameCategoryA(uint32_t category, const char *name)
 
 static void NVTX_API r_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
-    if (rec_enabled)
-        rec_event("mark", d, a, NULL);
+    if (rec_enabled) rec_event("mark", d, a, NULL);
 }
 
 static int NVTX_API r_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
@@ -203,8 +195,7 @@ static void NVTX_API r_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t id, co
 static nvtxStringHandle_t NVTX_API r_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
 {
     struct nvtxStringRegistration_st *r = calloc(1, sizeof(*r));
-    if (r == NULL)
-        return NULL;
+    if (r == NULL) return NULL;
     r->text = strdup(s ? s : "");
     if (r->text == NULL) {
         free(r);
@@ -220,8 +211,7 @@ static nvtxStringHandle_t NVTX_API r_DomainRegisterStringA(nvtxDomainHandle_t d,
 
 static nvtxDomainHandle_t NVTX_API r_DomainCreateA(const char *name)
 {
-    if (name == NULL)
-        name = "";
+    if (name == NULL) name = "";
     pthread_mutex_lock(&rec_reg_lock);
     struct nvtxDomainRegistration_st *d = rec_domains;
     while (d != NULL && strcmp(d->name, name) != 0)
@@ -261,16 +251,28 @@ static void NVTX_API r_DomainDestroy(nvtxDomainHandle_t d)
 
 static void NVTX_API n_MarkEx(const nvtxEventAttributes_t *a) {}
 static void NVTX_API n_MarkA(const char *m) {}
-static int NVTX_API n_RangePushEx(const nvtxEventAttributes_t *a) { return 0; }
-static int NVTX_API n_RangePushA(const char *m) { return 0; }
-static int NVTX_API n_RangePop(void) { return 0; }
+static int NVTX_API n_RangePushEx(const nvtxEventAttributes_t *a)
+{
+    return 0;
+}
+static int NVTX_API n_RangePushA(const char *m)
+{
+    return 0;
+}
+static int NVTX_API n_RangePop(void)
+{
+    return 0;
+}
 static void NVTX_API n_NameCategoryA(uint32_t c, const char *n) {}
 static void NVTX_API n_DomainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {}
 static int NVTX_API n_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
 {
     return 0;
 }
-static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d) { return 0; }
+static int NVTX_API n_DomainRangePop(nvtxDomainHandle_t d)
+{
+    return 0;
+}
 static void NVTX_API n_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t c, const char *n) {}
 /*
  * Handles keep their recording behaviour in noop mode (distinct per name, distinct per string,
@@ -287,7 +289,10 @@ struct rec_slot {
     NvtxFunctionPointer rec, noop;
 };
 
-#define SLOT(id, name) { id, (NvtxFunctionPointer)r_##name, (NvtxFunctionPointer)n_##name }
+#define SLOT(id, name)                                                                             \
+    {                                                                                              \
+        id, (NvtxFunctionPointer)r_##name, (NvtxFunctionPointer)n_##name                           \
+    }
 
 static const struct rec_slot rec_core[] = {
     SLOT(NVTX_CBID_CORE_MarkEx, MarkEx),
@@ -323,30 +328,26 @@ static int rec_fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule modul
 {
     NvtxFunctionTable table = NULL;
     unsigned int size = 0;
-    if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL)
-        return 0;
+    if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL) return 0;
     for (size_t i = 0; i < n; i++)
         if (slots[i].index < size && table[slots[i].index] != NULL)
             *table[slots[i].index] = rec_noop ? slots[i].noop : slots[i].rec;
     return 1;
 }
 
-__attribute__((visibility("default"))) int InitializeInjectionNvtx2(
-    NvtxGetExportTableFunc_t getExportTable);
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     const char *fail = getenv("NVTXREC_FAIL_INIT");
-    if (fail != NULL && strcmp(fail, "1") == 0)
-        return 0;
-    if (getExportTable == NULL)
-        return 0;
+    if (fail != NULL && strcmp(fail, "1") == 0) return 0;
+    if (getExportTable == NULL) return 0;
     pthread_once(&once, rec_setup);
 
     const NvtxExportTableCallbacks *cb = getExportTable(NVTX_ETID_CALLBACKS);
-    if (cb == NULL || cb->struct_size < sizeof(*cb) || cb->GetModuleFunctionTable == NULL)
-        return 0;
+    if (cb == NULL || cb->struct_size < sizeof(*cb) || cb->GetModuleFunctionTable == NULL) return 0;
     const NvtxExportTableVersionInfo *vi = getExportTable(NVTX_ETID_VERSIONINFO);
     if (vi != NULL && vi->struct_size >= sizeof(*vi) && vi->SetInjectionNvtxVersion != NULL)
         vi->SetInjectionNvtxVersion(NVTX_VERSION);

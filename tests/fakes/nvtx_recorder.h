@@ -24,11 +24,10 @@ struct rec_line {
 };
 
 void rec_line_init(struct rec_line *l);
-void rec_line_str(struct rec_line *l, const char *s);     /* verbatim */
-void rec_line_text(struct rec_line *l, const char *s);    /* tab/newline escaped */
-void rec_line_wtext(struct rec_line *l, const void *ws);  /* wchar_t text, ASCII subset */
-void rec_line_fmt(struct rec_line *l, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+void rec_line_str(struct rec_line *l, const char *s);    /* verbatim */
+void rec_line_text(struct rec_line *l, const char *s);   /* tab/newline escaped */
+void rec_line_wtext(struct rec_line *l, const void *ws); /* wchar_t text, ASCII subset */
+void rec_line_fmt(struct rec_line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Appends the newline, hands the line to the output buffer and releases it. */
 void rec_line_emit(struct rec_line *l);
 

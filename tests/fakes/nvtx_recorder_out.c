@@ -29,8 +29,7 @@ static void rec_write_all(const char *p, size_t n)
 {
     while (n > 0 && rec_fd >= 0) {
         ssize_t w = write(rec_fd, p, n);
-        if (w <= 0)
-            return; /* a test will notice missing lines; nothing better to do here */
+        if (w <= 0) return; /* a test will notice missing lines; nothing better to do here */
         p += w;
         n -= (size_t)w;
     }
@@ -51,14 +50,11 @@ static void rec_atfork_child(void)
 static void rec_open_once(void)
 {
     const char *path = getenv("NVTXREC_OUT");
-    if (path == NULL || *path == '\0')
-        return;
+    if (path == NULL || *path == '\0') return;
     rec_buf = malloc(REC_BUF_SIZE);
-    if (rec_buf == NULL)
-        return;
+    if (rec_buf == NULL) return;
     rec_fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (rec_fd >= 0)
-        pthread_atfork(NULL, NULL, rec_atfork_child);
+    if (rec_fd >= 0) pthread_atfork(NULL, NULL, rec_atfork_child);
 }
 
 int rec_out_open(void)
@@ -71,8 +67,7 @@ int rec_out_open(void)
 __attribute__((destructor)) static void rec_exit_flush(void)
 {
     pthread_mutex_lock(&rec_lock);
-    if (rec_fd >= 0)
-        rec_flush_locked();
+    if (rec_fd >= 0) rec_flush_locked();
     rec_closed = 1;
     pthread_mutex_unlock(&rec_lock);
 }
@@ -88,16 +83,13 @@ void rec_line_init(struct rec_line *l)
 
 static int rec_line_reserve(struct rec_line *l, size_t extra)
 {
-    if (l->len + extra + 1 <= l->cap)
-        return 1;
+    if (l->len + extra + 1 <= l->cap) return 1;
     size_t cap = 2 * l->cap;
     while (cap < l->len + extra + 1)
         cap *= 2;
     char *p = l->p == l->inline_buf ? malloc(cap) : realloc(l->p, cap);
-    if (p == NULL)
-        return 0;
-    if (l->p == l->inline_buf)
-        memcpy(p, l->inline_buf, l->len);
+    if (p == NULL) return 0;
+    if (l->p == l->inline_buf) memcpy(p, l->inline_buf, l->len);
     l->p = p;
     l->cap = cap;
     return 1;
@@ -127,7 +119,7 @@ void rec_line_text(struct rec_line *l, const char *s)
 
 void rec_line_wtext(struct rec_line *l, const void *ws)
 {
-    char c[2] = { 0, 0 };
+    char c[2] = {0, 0};
     for (const wchar_t *w = ws; *w; w++) {
         c[0] = *w > 0 && *w < 0x80 ? (char)*w : '?';
         rec_line_text(l, c);
@@ -141,8 +133,7 @@ void rec_line_fmt(struct rec_line *l, const char *fmt, ...)
     va_start(ap, fmt);
     int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
     va_end(ap);
-    if (n > 0 && (size_t)n < sizeof(tmp))
-        rec_line_str(l, tmp);
+    if (n > 0 && (size_t)n < sizeof(tmp)) rec_line_str(l, tmp);
 }
 
 void rec_line_emit(struct rec_line *l)
@@ -154,14 +145,12 @@ void rec_line_emit(struct rec_line *l)
             rec_flush_locked();
             rec_write_all(l->p, l->len);
         } else {
-            if (rec_used + l->len > REC_BUF_SIZE)
-                rec_flush_locked();
+            if (rec_used + l->len > REC_BUF_SIZE) rec_flush_locked();
             memcpy(rec_buf + rec_used, l->p, l->len);
             rec_used += l->len;
         }
     }
     pthread_mutex_unlock(&rec_lock);
-    if (l->p != l->inline_buf)
-        free(l->p);
+    if (l->p != l->inline_buf) free(l->p);
     rec_line_init(l);
 }

@@ -75,7 +75,8 @@ int run_child(const char *mode, const char *const *env)
 typedef CUresult (*gpa2_t)(const char *, void **, int, cuuint64_t,
                            CUdriverProcAddressQueryResult *);
 
-/* ---- cuGetProcAddress -------------------------------------------------------------------------- */
+/* ---- cuGetProcAddress --------------------------------------------------------------------------
+ */
 
 struct expect {
     const char *symbol;
@@ -84,47 +85,47 @@ struct expect {
 };
 
 static const struct expect expected[] = {
-    { "cuGetProcAddress", 11030, 0, "cuGetProcAddress" },
-    { "cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2" },
-    { "cuGraphInstantiate", 10000, 0, "cuGraphInstantiate" },
-    { "cuGraphInstantiate", 11000, 0, "cuGraphInstantiate_v2" },
-    { "cuGraphInstantiate", 13000, 0, "cuGraphInstantiate_v2" },
-    { "cuGraphExecUpdate", 10020, 0, "cuGraphExecUpdate" },
-    { "cuGraphExecUpdate", 11080, 0, "cuGraphExecUpdate" },
-    { "cuGraphExecUpdate", 12000, 0, "cuGraphExecUpdate_v2" },
-    { "cuStreamGetCaptureInfo", 10010, 0, "cuStreamGetCaptureInfo" },
-    { "cuStreamGetCaptureInfo", 11030, 0, "cuStreamGetCaptureInfo_v2" },
-    { "cuStreamGetCaptureInfo", 12030, 0, "cuStreamGetCaptureInfo_v3" },
-    { "cuStreamGetCaptureInfo", 10010, 2, "cuStreamGetCaptureInfo_ptsz" },
-    { "cuStreamGetCaptureInfo", 11030, 2, "cuStreamGetCaptureInfo_v2_ptsz" },
-    { "cuStreamGetCaptureInfo", 13000, 2, "cuStreamGetCaptureInfo_v3_ptsz" },
-    { "cuStreamBeginCapture", 10000, 0, "cuStreamBeginCapture" },
-    { "cuStreamBeginCapture", 10000, 2, "cuStreamBeginCapture_ptsz" },
-    { "cuStreamBeginCapture", 10010, 0, "cuStreamBeginCapture_v2" },
-    { "cuStreamBeginCapture", 10010, 2, "cuStreamBeginCapture_v2_ptsz" },
-    { "cuLaunchKernel", 4000, 0, "cuLaunchKernel" },
-    { "cuLaunchKernel", 4000, 2, "cuLaunchKernel" },      /* no _ptsz flavour before 7.0 */
-    { "cuLaunchKernel", 7000, 1, "cuLaunchKernel" },      /* legacy stream */
-    { "cuLaunchKernel", 7000, 2, "cuLaunchKernel_ptsz" },
-    { "cuLaunchKernel", 13000, 3, "cuLaunchKernel_ptsz" },
-    { "cuLaunchKernelEx", 11060, 2, "cuLaunchKernelEx_ptsz" },
-    { "cuLaunchCooperativeKernel", 9000, 2, "cuLaunchCooperativeKernel_ptsz" },
-    { "cuGraphLaunch", 10000, 0, "cuGraphLaunch" },
-    { "cuGraphLaunch", 10000, 2, "cuGraphLaunch_ptsz" },
-    { "cuGraphInstantiateWithParams", 12000, 2, "cuGraphInstantiateWithParams_ptsz" },
-    { "cuGraphAddKernelNode", 10000, 0, "cuGraphAddKernelNode" },
-    { "cuGraphAddKernelNode", 12000, 0, "cuGraphAddKernelNode_v2" },
-    { "cuGraphKernelNodeGetParams", 10000, 0, "cuGraphKernelNodeGetParams" },
-    { "cuGraphKernelNodeGetParams", 12000, 0, "cuGraphKernelNodeGetParams_v2" },
-    { "cuMemAlloc", 3020, 0, "cuMemAlloc_v2" },
-    { "cuStreamDestroy", 4000, 0, "cuStreamDestroy_v2" },
-    { "cuStreamSynchronize", 7000, 2, "cuStreamSynchronize_ptsz" },
-    { "cuCtxSynchronize", 12000, 0, "cuCtxSynchronize" },
-    { "cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2" },
-    { "cuFuncGetName", 12030, 0, "cuFuncGetName" },
-    { "cuKernelGetName", 12030, 0, "cuKernelGetName" },
-    { "cuLibraryGetKernel", 12000, 0, "cuLibraryGetKernel" },
-    { "cuInit", 2000, 2, "cuInit" },
+    {"cuGetProcAddress", 11030, 0, "cuGetProcAddress"},
+    {"cuGetProcAddress", 12000, 0, "cuGetProcAddress_v2"},
+    {"cuGraphInstantiate", 10000, 0, "cuGraphInstantiate"},
+    {"cuGraphInstantiate", 11000, 0, "cuGraphInstantiate_v2"},
+    {"cuGraphInstantiate", 13000, 0, "cuGraphInstantiate_v2"},
+    {"cuGraphExecUpdate", 10020, 0, "cuGraphExecUpdate"},
+    {"cuGraphExecUpdate", 11080, 0, "cuGraphExecUpdate"},
+    {"cuGraphExecUpdate", 12000, 0, "cuGraphExecUpdate_v2"},
+    {"cuStreamGetCaptureInfo", 10010, 0, "cuStreamGetCaptureInfo"},
+    {"cuStreamGetCaptureInfo", 11030, 0, "cuStreamGetCaptureInfo_v2"},
+    {"cuStreamGetCaptureInfo", 12030, 0, "cuStreamGetCaptureInfo_v3"},
+    {"cuStreamGetCaptureInfo", 10010, 2, "cuStreamGetCaptureInfo_ptsz"},
+    {"cuStreamGetCaptureInfo", 11030, 2, "cuStreamGetCaptureInfo_v2_ptsz"},
+    {"cuStreamGetCaptureInfo", 13000, 2, "cuStreamGetCaptureInfo_v3_ptsz"},
+    {"cuStreamBeginCapture", 10000, 0, "cuStreamBeginCapture"},
+    {"cuStreamBeginCapture", 10000, 2, "cuStreamBeginCapture_ptsz"},
+    {"cuStreamBeginCapture", 10010, 0, "cuStreamBeginCapture_v2"},
+    {"cuStreamBeginCapture", 10010, 2, "cuStreamBeginCapture_v2_ptsz"},
+    {"cuLaunchKernel", 4000, 0, "cuLaunchKernel"},
+    {"cuLaunchKernel", 4000, 2, "cuLaunchKernel"}, /* no _ptsz flavour before 7.0 */
+    {"cuLaunchKernel", 7000, 1, "cuLaunchKernel"}, /* legacy stream */
+    {"cuLaunchKernel", 7000, 2, "cuLaunchKernel_ptsz"},
+    {"cuLaunchKernel", 13000, 3, "cuLaunchKernel_ptsz"},
+    {"cuLaunchKernelEx", 11060, 2, "cuLaunchKernelEx_ptsz"},
+    {"cuLaunchCooperativeKernel", 9000, 2, "cuLaunchCooperativeKernel_ptsz"},
+    {"cuGraphLaunch", 10000, 0, "cuGraphLaunch"},
+    {"cuGraphLaunch", 10000, 2, "cuGraphLaunch_ptsz"},
+    {"cuGraphInstantiateWithParams", 12000, 2, "cuGraphInstantiateWithParams_ptsz"},
+    {"cuGraphAddKernelNode", 10000, 0, "cuGraphAddKernelNode"},
+    {"cuGraphAddKernelNode", 12000, 0, "cuGraphAddKernelNode_v2"},
+    {"cuGraphKernelNodeGetParams", 10000, 0, "cuGraphKernelNodeGetParams"},
+    {"cuGraphKernelNodeGetParams", 12000, 0, "cuGraphKernelNodeGetParams_v2"},
+    {"cuMemAlloc", 3020, 0, "cuMemAlloc_v2"},
+    {"cuStreamDestroy", 4000, 0, "cuStreamDestroy_v2"},
+    {"cuStreamSynchronize", 7000, 2, "cuStreamSynchronize_ptsz"},
+    {"cuCtxSynchronize", 12000, 0, "cuCtxSynchronize"},
+    {"cuCtxSynchronize", 13000, 0, "cuCtxSynchronize_v2"},
+    {"cuFuncGetName", 12030, 0, "cuFuncGetName"},
+    {"cuKernelGetName", 12030, 0, "cuKernelGetName"},
+    {"cuLibraryGetKernel", 12000, 0, "cuLibraryGetKernel"},
+    {"cuInit", 2000, 2, "cuInit"},
 };
 
 static const struct {
@@ -167,8 +168,7 @@ void test_procaddr(void)
         p = NULL;
         CUresult r = gpa2(e->symbol, &p, e->version, (cuuint64_t)e->flags, &st);
         CHECK(r == CUDA_SUCCESS && st == CU_GET_PROC_ADDRESS_SUCCESS && p == drv(e->export),
-              "%s %d %d: rc %d, got %p, want %s", e->symbol, e->version, e->flags, r, p,
-              e->export);
+              "%s %d %d: rc %d, got %p, want %s", e->symbol, e->version, e->flags, r, p, e->export);
     }
 
     /* The 4-argument form (v1) resolves the same way. */
@@ -185,11 +185,11 @@ void test_procaddr(void)
     /* Every request of the real CUDA 13.0 runtime resolves at its listed version and flags. */
     int missing = 0;
     for (size_t i = 0; i < sizeof(reference) / sizeof(reference[0]); i++) {
-        if (reference[i].symbol[0] == '\0')
-            continue;
+        if (reference[i].symbol[0] == '\0') continue;
         p = NULL;
         if (gpa2(reference[i].symbol, &p, reference[i].version, (cuuint64_t)reference[i].flags,
-                 &st) != CUDA_SUCCESS || p == NULL) {
+                 &st) != CUDA_SUCCESS ||
+            p == NULL) {
             missing++;
             printf("  unresolved: %s %d %d\n", reference[i].symbol, reference[i].version,
                    reference[i].flags);
@@ -199,7 +199,8 @@ void test_procaddr(void)
     CHECK(count("cuGetProcAddress_requests") > before, "request counter did not move");
 }
 
-/* ---- modules, names, launches ------------------------------------------------------------------ */
+/* ---- modules, names, launches ------------------------------------------------------------------
+ */
 
 void test_modules(void)
 {
@@ -225,7 +226,7 @@ void test_modules(void)
     CHECK_RC(DRV(cuLibraryLoadData)(&lib, "FAKEIMAGE\n_Z1xv\n", NULL, NULL, 0, NULL, NULL, 0),
              CUDA_SUCCESS);
     CHECK_RC(DRV(cuLibraryGetKernel)(&st_kx, lib, "_Z1xv"), CUDA_SUCCESS);
-    CHECK_RC(DRV(cuLibraryGetKernel)(&st_kx, lib, "nope") , CUDA_ERROR_NOT_FOUND);
+    CHECK_RC(DRV(cuLibraryGetKernel)(&st_kx, lib, "nope"), CUDA_ERROR_NOT_FOUND);
     CHECK_RC(DRV(cuLibraryGetKernel)(&st_kx, lib, "_Z1xv"), CUDA_SUCCESS);
     CHECK_RC(DRV(cuKernelGetFunction)(&fx, st_kx), CUDA_SUCCESS);
     CHECK(fx != NULL && (void *)fx != (void *)st_kx, "kernel and its function are distinct");
@@ -264,9 +265,10 @@ void test_launches(void)
     CHECK_RC(DRV(cuLaunchKernel)((CUfunction)st_kx, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL),
              CUDA_SUCCESS);
     CHECK_RC(DRV(cuLaunchKernel_ptsz)(st_fb, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
-    CUlaunchConfig cfg = { 1, 1, 1, 64, 1, 1, 0, s, NULL, 0 };
+    CUlaunchConfig cfg = {1, 1, 1, 64, 1, 1, 0, s, NULL, 0};
     CHECK_RC(DRV(cuLaunchKernelEx)(&cfg, st_fa, NULL, NULL), CUDA_SUCCESS);
-    CHECK_RC(DRV(cuLaunchCooperativeKernel_ptsz)(st_fa, 1, 1, 1, 1, 1, 1, 0, s, NULL), CUDA_SUCCESS);
+    CHECK_RC(DRV(cuLaunchCooperativeKernel_ptsz)(st_fa, 1, 1, 1, 1, 1, 1, 0, s, NULL),
+             CUDA_SUCCESS);
     CHECK(count("cuLaunchKernel") == k + 2 && count("cuLaunchKernel_ptsz") == kp + 1 &&
               count("cuLaunchKernelEx") == ex + 1 &&
               count("cuLaunchCooperativeKernel_ptsz") == co + 1,
@@ -275,8 +277,10 @@ void test_launches(void)
              CUDA_ERROR_INVALID_HANDLE);
     CHECK_RC(DRV(cuLaunchKernel)((CUfunction)&cfg, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
              CUDA_ERROR_INVALID_HANDLE);
-    CHECK_RC(DRV(cuLaunchKernel)(st_fa, 0, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
-    CHECK_RC(DRV(cuLaunchKernel)(st_fa, 1, 1, 1, 1, 0, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+    CHECK_RC(DRV(cuLaunchKernel)(st_fa, 0, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+             CUDA_ERROR_INVALID_VALUE);
+    CHECK_RC(DRV(cuLaunchKernel)(st_fa, 1, 1, 1, 1, 0, 1, 0, s, NULL, NULL),
+             CUDA_ERROR_INVALID_VALUE);
     CHECK_RC(DRV(cuLaunchKernel)(st_fa, 1, 1, 1, 1, 1, 1, 0, (CUstream)&cfg, NULL, NULL),
              CUDA_ERROR_INVALID_HANDLE);
     CHECK(count("cuLaunchKernel") == k + 2, "failed launches counted");

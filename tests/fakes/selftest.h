@@ -13,22 +13,22 @@
 
 extern int st_passed, st_failed;
 
-#define CHECK(cond, ...)                                               \
-    do {                                                               \
-        if (cond) {                                                    \
-            st_passed++;                                               \
-        } else {                                                       \
-            st_failed++;                                               \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                \
-            printf(__VA_ARGS__);                                       \
-            printf("\n");                                              \
-        }                                                              \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (cond) {                                                                                \
+            st_passed++;                                                                           \
+        } else {                                                                                   \
+            st_failed++;                                                                           \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
     } while (0)
 
-#define CHECK_RC(call, want)                                                          \
-    do {                                                                              \
-        int rc_ = (int)(call);                                                        \
-        CHECK(rc_ == (int)(want), "%s returned %d, expected %d", #call, rc_, (int)(want)); \
+#define CHECK_RC(call, want)                                                                       \
+    do {                                                                                           \
+        int rc_ = (int)(call);                                                                     \
+        CHECK(rc_ == (int)(want), "%s returned %d, expected %d", #call, rc_, (int)(want));         \
     } while (0)
 
 /* A symbol of the fake driver (dlopen'ed by main); aborts the test when missing. */

@@ -58,12 +58,11 @@ void test_capture(void)
     const CUgraphNode *deps = NULL;
     const CUgraphEdgeData *edges = NULL;
     size_t ndeps = 0;
-    CHECK_RC(DRV(cuStreamGetCaptureInfo_v3)(s, &cs, &id, &cg, &deps, &edges, &ndeps),
-             CUDA_SUCCESS);
+    CHECK_RC(DRV(cuStreamGetCaptureInfo_v3)(s, &cs, &id, &cg, &deps, &edges, &ndeps), CUDA_SUCCESS);
     CHECK(cs == CU_STREAM_CAPTURE_STATUS_ACTIVE && id != 0 && cg != NULL && ndeps == 1 &&
               deps != NULL && edges != NULL,
           "capture info");
-    CHECK_RC(DRV(cuMemAlloc_v2)(&(CUdeviceptr){ 0 }, 16), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    CHECK_RC(DRV(cuMemAlloc_v2)(&(CUdeviceptr){0}, 16), CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     CHECK_RC(DRV(cuStreamIsCapturing)(s, &cs), CUDA_SUCCESS);
     CHECK(cs == CU_STREAM_CAPTURE_STATUS_INVALIDATED, "unsafe call must invalidate: %d", cs);
     CHECK_RC(L(st_fa, s), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
@@ -105,12 +104,10 @@ void test_capture(void)
     /* A graph launched into a capture becomes a child graph node; its kernels count nested. */
     CUgraph outer;
     CUgraphExec eo;
-    CHECK_RC(DRV(cuStreamBeginCapture_v2_ptsz)(NULL, CU_STREAM_CAPTURE_MODE_RELAXED),
-             CUDA_SUCCESS);
+    CHECK_RC(DRV(cuStreamBeginCapture_v2_ptsz)(NULL, CU_STREAM_CAPTURE_MODE_RELAXED), CUDA_SUCCESS);
     CHECK_RC(DRV(cuGraphLaunch_ptsz)(e, NULL), CUDA_SUCCESS);
-    CHECK_RC(DRV(cuLaunchKernel_ptsz)(st_fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL),
-             CUDA_SUCCESS);
-    CHECK_RC(DRV(cuMemAlloc_v2)(&(CUdeviceptr){ 0 }, 16), CUDA_SUCCESS); /* relaxed */
+    CHECK_RC(DRV(cuLaunchKernel_ptsz)(st_fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_SUCCESS);
+    CHECK_RC(DRV(cuMemAlloc_v2)(&(CUdeviceptr){0}, 16), CUDA_SUCCESS); /* relaxed */
     CHECK_RC(DRV(cuStreamEndCapture_ptsz)(NULL, &outer), CUDA_SUCCESS);
     CHECK(count("captured.cuGraphLaunch_ptsz") == 1, "captured graph launch");
     CHECK_RC(DRV(cuGraphInstantiateWithFlags)(&eo, outer, 0), CUDA_SUCCESS);
@@ -125,7 +122,7 @@ void test_capture(void)
     CHECK_RC(DRV(cuGraphLaunch)(e, s), CUDA_ERROR_INVALID_HANDLE);
     CHECK_RC(DRV(cuGraphInstantiate)(&e2, g, NULL, NULL, 0), CUDA_SUCCESS);
     CHECK(e2 == old, "exec handle not reused: %p vs %p", (void *)e2, (void *)old);
-    CUDA_GRAPH_INSTANTIATE_PARAMS ip = { 0 };
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {0};
     CUgraphExec e3;
     CHECK_RC(DRV(cuGraphInstantiateWithParams_ptsz)(&e3, g, &ip), CUDA_SUCCESS);
     CHECK(ip.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS && e3 != e2, "with params");
@@ -144,9 +141,9 @@ void test_capture(void)
     CUgraph b;
     CUgraphNode n1, n2;
     CHECK_RC(DRV(cuGraphCreate)(&b, 0), CUDA_SUCCESS);
-    CUDA_KERNEL_NODE_PARAMS_v1 a1 = { st_fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL };
+    CUDA_KERNEL_NODE_PARAMS_v1 a1 = {st_fa, 1, 1, 1, 1, 1, 1, 0, NULL, NULL};
     CHECK_RC(DRV(cuGraphAddKernelNode)(&n1, b, NULL, 0, &a1), CUDA_SUCCESS);
-    CUDA_KERNEL_NODE_PARAMS a2 = { 0 };
+    CUDA_KERNEL_NODE_PARAMS a2 = {0};
     a2.gridDimX = a2.gridDimY = a2.gridDimZ = a2.blockDimX = a2.blockDimY = a2.blockDimZ = 1;
     CHECK_RC(DRV(cuGraphAddKernelNode_v2)(&n2, b, &n1, 1, &a2), CUDA_ERROR_INVALID_VALUE);
     CUlibrary lib;
@@ -184,7 +181,8 @@ void test_capture(void)
     CHECK_RC(DRV(cuStreamEndCapture)(nb, &g), CUDA_ERROR_ILLEGAL_STATE);
 }
 
-/* ---- children: environment switches ----------------------------------------------------------- */
+/* ---- children: environment switches -----------------------------------------------------------
+ */
 
 static int child_old_driver(void)
 {
@@ -215,8 +213,9 @@ static int child_fail_launch(void)
     DRV(cuInit)(0);
     DRV(fakecuda_make_function)("_Z1fv", &f);
     CHECK_RC(L(f, NULL), 719);
-    CHECK_RC(DRV(cuLaunchKernelEx_ptsz)(&(CUlaunchConfig){ 1, 1, 1, 1, 1, 1, 0, NULL, NULL, 0 },
-                                        f, NULL, NULL), 719);
+    CHECK_RC(DRV(cuLaunchKernelEx_ptsz)(&(CUlaunchConfig){1, 1, 1, 1, 1, 1, 0, NULL, NULL, 0}, f,
+                                        NULL, NULL),
+             719);
     DRV(cuGraphCreate)(&g, 0);
     DRV(cuGraphInstantiateWithFlags)(&e, g, 0);
     CHECK_RC(DRV(cuGraphLaunch)(e, NULL), 719);
@@ -241,8 +240,7 @@ static int child_counts(void)
 static int read_file(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
+    if (f == NULL) return -1;
     size_t n = fread(buf, 1, size - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -251,15 +249,16 @@ static int read_file(const char *path, char *buf, size_t size)
 
 void test_children(void)
 {
-    const char *old[] = { "FAKECUDA_DRIVER_VERSION", "12000", NULL };
+    const char *old[] = {"FAKECUDA_DRIVER_VERSION", "12000", NULL};
     CHECK(run_child("--old-driver", old) == 0, "child --old-driver failed");
-    const char *fail[] = { "FAKECUDA_FAIL_LAUNCH", "719", NULL };
+    const char *fail[] = {"FAKECUDA_FAIL_LAUNCH", "719", NULL};
     CHECK(run_child("--fail-launch", fail) == 0, "child --fail-launch failed");
 
-    char counts[] = "/tmp/fakes_selftest_counts_XXXXXX", trace[] = "/tmp/fakes_selftest_trace_XXXXXX";
+    char counts[] = "/tmp/fakes_selftest_counts_XXXXXX",
+         trace[] = "/tmp/fakes_selftest_trace_XXXXXX";
     close(mkstemp(counts));
     close(mkstemp(trace));
-    const char *env[] = { "FAKECUDA_COUNTS", counts, "FAKECUDA_TRACE", trace, NULL };
+    const char *env[] = {"FAKECUDA_COUNTS", counts, "FAKECUDA_TRACE", trace, NULL};
     CHECK(run_child("--counts", env) == 0, "child --counts failed");
     char buf[4096];
     read_file(counts, buf, sizeof(buf));
@@ -267,8 +266,7 @@ void test_children(void)
               strstr(buf, "cuGetProcAddress_requests 2\n") && !strstr(buf, "captured"),
           "FAKECUDA_COUNTS file:\n%s", buf);
     read_file(trace, buf, sizeof(buf));
-    CHECK(!strcmp(buf, "cuLaunchKernel 7000 2 0\n\"\" 0 0 500\n"), "FAKECUDA_TRACE file:\n%s",
-          buf);
+    CHECK(!strcmp(buf, "cuLaunchKernel 7000 2 0\n\"\" 0 0 500\n"), "FAKECUDA_TRACE file:\n%s", buf);
     unlink(counts);
     unlink(trace);
 }
@@ -285,16 +283,11 @@ int main(int argc, char **argv)
     }
     st_libcuda = h;
     if (argc > 1) {
-        if (!strcmp(argv[1], "--old-driver"))
-            return child_old_driver();
-        if (!strcmp(argv[1], "--fail-launch"))
-            return child_fail_launch();
-        if (!strcmp(argv[1], "--counts"))
-            return child_counts();
-        if (!strcmp(argv[1], "--runtime-trace"))
-            return child_runtime_trace();
-        if (!strcmp(argv[1], "--nvtx"))
-            return child_nvtx();
+        if (!strcmp(argv[1], "--old-driver")) return child_old_driver();
+        if (!strcmp(argv[1], "--fail-launch")) return child_fail_launch();
+        if (!strcmp(argv[1], "--counts")) return child_counts();
+        if (!strcmp(argv[1], "--runtime-trace")) return child_runtime_trace();
+        if (!strcmp(argv[1], "--nvtx")) return child_nvtx();
         return 2;
     }
     test_procaddr();

@@ -34,18 +34,13 @@ static void *rt(const char *name)
 #define RT(name) ((__typeof__(&name))rt(#name))
 
 /* Stand-ins for the host stubs nvcc generates: only their addresses matter. */
-static void stub_a(void)
-{
-}
-static void stub_b(void)
-{
-}
+static void stub_a(void) {}
+static void stub_b(void) {}
 
 static void *open_cudart(void)
 {
     cudart = dlopen("libcudart.so.13", RTLD_NOW);
-    if (cudart == NULL)
-        printf("FAIL: dlopen libcudart.so.13: %s\n", dlerror());
+    if (cudart == NULL) printf("FAIL: dlopen libcudart.so.13: %s\n", dlerror());
     return cudart;
 }
 
@@ -53,10 +48,11 @@ static void register_kernels(void)
 {
     static const char fatbin[16];
     void **h = RT(__cudaRegisterFatBinary)((void *)fatbin);
-    RT(__cudaRegisterFunction)(h, (const char *)stub_a, (char *)"_Z6kern_av", "_Z6kern_av", -1,
-                               NULL, NULL, NULL, NULL, NULL);
-    RT(__cudaRegisterFunction)(h, (const char *)stub_b, (char *)"_ZN2ns6kern_bEv", "kern_b",
-                               -1, NULL, NULL, NULL, NULL, NULL);
+    RT(__cudaRegisterFunction)
+    (h, (const char *)stub_a, (char *)"_Z6kern_av", "_Z6kern_av", -1, NULL, NULL, NULL, NULL, NULL);
+    RT(__cudaRegisterFunction)
+    (h, (const char *)stub_b, (char *)"_ZN2ns6kern_bEv", "kern_b", -1, NULL, NULL, NULL, NULL,
+     NULL);
     RT(__cudaRegisterFatBinaryEnd)(h);
 }
 
@@ -72,7 +68,7 @@ void test_runtime(void)
     CHECK(name && !strcmp(name, "_ZN2ns6kern_bEv"), "cudaFuncGetName %s", name);
 
     /* <<<2, 32>>> as nvcc compiles it in CUDA 13. */
-    dim3 g = { 2, 1, 1 }, b = { 32, 1, 1 }, g2, b2;
+    dim3 g = {2, 1, 1}, b = {32, 1, 1}, g2, b2;
     size_t shmem = 1;
     cudaStream_t s0 = (cudaStream_t)1;
     CHECK(RT(__cudaPushCallConfiguration)(g, b, 0, NULL) == 0, "push");
@@ -94,7 +90,7 @@ void test_runtime(void)
     CHECK_RC(RT(cudaLaunchKernel_ptsz)((const void *)stub_b, g, b, NULL, 0, NULL), cudaSuccess);
     CHECK(count("cuLaunchKernel") == n + 2 && count("cuLaunchKernel_ptsz") == np + 2,
           "runtime launches reach the matching driver variant");
-    cudaLaunchConfig_t cfg = { .gridDim = g, .blockDim = b };
+    cudaLaunchConfig_t cfg = {.gridDim = g, .blockDim = b};
     n = count("cuLaunchKernelEx_ptsz");
     CHECK_RC(RT(cudaLaunchKernelExC_ptsz)(&cfg, (const void *)stub_a, NULL), cudaSuccess);
     CHECK(count("cuLaunchKernelEx_ptsz") == n + 1, "ExC_ptsz");
@@ -129,7 +125,7 @@ void test_runtime(void)
     CHECK_RC(RT(cudaStreamGetCaptureInfo)(s, &cs, NULL, NULL, NULL, NULL, &ndeps), cudaSuccess);
     CHECK(ndeps == 1, "deps %zu", ndeps);
     CHECK_RC(RT(cudaStreamEndCapture)(s, &graph), cudaSuccess);
-    struct cudaKernelNodeParams kp = { .func = (void *)stub_a, .gridDim = g, .blockDim = b };
+    struct cudaKernelNodeParams kp = {.func = (void *)stub_a, .gridDim = g, .blockDim = b};
     cudaGraphNode_t node;
     CHECK_RC(RT(cudaGraphAddKernelNode)(&node, graph, NULL, 0, &kp), cudaSuccess);
     unsigned long long gk = count("graph_kernels"), gl = count("cuGraphLaunch_ptsz");
@@ -140,7 +136,7 @@ void test_runtime(void)
     CHECK_RC(RT(cudaGraphExecDestroy)(e), cudaSuccess);
     CHECK_RC(RT(cudaGraphInstantiateWithFlags)(&e2, graph, 0), cudaSuccess);
     CHECK(e2 == e, "runtime instantiation reuses the destroyed handle");
-    cudaGraphInstantiateParams ip = { 0 };
+    cudaGraphInstantiateParams ip = {0};
     CHECK_RC(RT(cudaGraphInstantiateWithParams)(&e, graph, &ip), cudaSuccess);
     cudaGraphExecUpdateResultInfo ui;
     CHECK_RC(RT(cudaGraphExecUpdate)(e, graph, &ui), cudaSuccess);
@@ -153,8 +149,7 @@ void test_runtime(void)
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations" /* deprecated, still exported */
     void *p = NULL;
     enum cudaDriverEntryPointQueryResult q;
-    CHECK_RC(RT(cudaGetDriverEntryPoint)("cuLaunchKernel", &p, cudaEnableDefault, &q),
-             cudaSuccess);
+    CHECK_RC(RT(cudaGetDriverEntryPoint)("cuLaunchKernel", &p, cudaEnableDefault, &q), cudaSuccess);
     CHECK(p == drv("cuLaunchKernel") && q == cudaDriverEntryPointSuccess, "entry point");
     CHECK_RC(RT(cudaGetDriverEntryPoint_ptsz)("cuLaunchKernel", &p, cudaEnableDefault, &q),
              cudaSuccess);
@@ -173,7 +168,7 @@ void test_runtime(void)
 #pragma GCC diagnostic pop
     RT(cudaGetLastError)();
 
-    int *d = NULL, h[4] = { 1, 2, 3, 4 }, back[4] = { 0 };
+    int *d = NULL, h[4] = {1, 2, 3, 4}, back[4] = {0};
     CHECK_RC(RT(cudaMalloc)((void **)&d, sizeof(h)), cudaSuccess);
     CHECK_RC(RT(cudaMemcpy)(d, h, sizeof(h), cudaMemcpyHostToDevice), cudaSuccess);
     CHECK_RC(RT(cudaMemcpy)(back, d, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
@@ -187,13 +182,13 @@ void test_runtime(void)
           "error names");
 }
 
-/* ---- children ---------------------------------------------------------------------------------- */
+/* ---- children ----------------------------------------------------------------------------------
+ */
 
 int child_runtime_trace(void)
 {
     int n = 0;
-    if (open_cudart() == NULL)
-        return 1;
+    if (open_cudart() == NULL) return 1;
     return RT(cudaGetDeviceCount)(&n) != cudaSuccess || n != 1;
 }
 
@@ -214,10 +209,9 @@ int child_nvtx(void)
         return 3;
     nvtxStringHandle_t s1 = nvtxDomainRegisterStringA(d, "registered text");
     nvtxStringHandle_t s2 = nvtxDomainRegisterStringA(d, "second");
-    if (s1 == NULL || s2 == NULL || s1 == s2)
-        return 4;
+    if (s1 == NULL || s2 == NULL || s1 == s2) return 4;
     nvtxDomainNameCategoryA(d, 7, "my-category");
-    nvtxEventAttributes_t a = { 0 };
+    nvtxEventAttributes_t a = {0};
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a.colorType = NVTX_COLOR_ARGB;
@@ -227,7 +221,7 @@ int child_nvtx(void)
     a.message.registered = s1;
     nvtxDomainRangePushEx(d, &a);
     nvtxRangePushA("plain");
-    nvtxEventAttributes_t m = { 0 };
+    nvtxEventAttributes_t m = {0};
     m.version = NVTX_VERSION;
     m.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     m.messageType = NVTX_MESSAGE_TYPE_ASCII;
@@ -258,8 +252,7 @@ static const char nvtx_expected[] =
 static int read_all(const char *path, char *buf, size_t size)
 {
     FILE *f = fopen(path, "r");
-    if (f == NULL)
-        return -1;
+    if (f == NULL) return -1;
     size_t n = fread(buf, 1, size - 1, f);
     buf[n] = '\0';
     fclose(f);
@@ -272,20 +265,20 @@ void test_recorder(void)
     snprintf(lib, sizeof(lib), "%s/libnvtx_recorder.so", fakes_dir());
     close(mkstemp(out));
 
-    const char *rec[] = { "NVTX_INJECTION64_PATH", lib, "NVTXREC_OUT", out, NULL };
+    const char *rec[] = {"NVTX_INJECTION64_PATH", lib, "NVTXREC_OUT", out, NULL};
     CHECK(run_child("--nvtx", rec) == 0, "NVTX child (record) failed");
     read_all(out, buf, sizeof(buf));
-    CHECK(!strcmp(buf, nvtx_expected), "recorder output:\n%s--- expected:\n%s", buf,
-          nvtx_expected);
+    CHECK(!strcmp(buf, nvtx_expected), "recorder output:\n%s--- expected:\n%s", buf, nvtx_expected);
 
     CHECK(truncate(out, 0) == 0, "truncate");
-    const char *noop[] = { "NVTX_INJECTION64_PATH", lib, "NVTXREC_OUT", out,
-                           "NVTXREC_MODE", "noop", NULL };
+    const char *noop[] = {"NVTX_INJECTION64_PATH", lib,    "NVTXREC_OUT", out,
+                          "NVTXREC_MODE",          "noop", NULL};
     CHECK(run_child("--nvtx", noop) == 0, "NVTX child (noop) failed");
     CHECK(read_all(out, buf, sizeof(buf)) == 0, "noop mode wrote:\n%s", buf);
 
-    const char *fail[] = { "NVTX_INJECTION64_PATH", lib, "NVTXREC_OUT", out,
-                           "NVTXREC_FAIL_INIT", "1", "ST_NVTX_EXPECT", "fail", NULL };
+    const char *fail[] = {
+        "NVTX_INJECTION64_PATH", lib,    "NVTXREC_OUT", out, "NVTXREC_FAIL_INIT", "1",
+        "ST_NVTX_EXPECT",        "fail", NULL};
     CHECK(run_child("--nvtx", fail) == 0, "NVTX child (failing init) failed");
     CHECK(read_all(out, buf, sizeof(buf)) == 0, "failed tool wrote:\n%s", buf);
     unlink(out);
@@ -293,7 +286,7 @@ void test_recorder(void)
     /* The runtime's driver requests: the real runtime's opening, then only known requests. */
     char trace[] = "/tmp/fakes_selftest_rttrace_XXXXXX";
     close(mkstemp(trace));
-    const char *tr[] = { "FAKECUDA_TRACE", trace, NULL };
+    const char *tr[] = {"FAKECUDA_TRACE", trace, NULL};
     CHECK(run_child("--runtime-trace", tr) == 0, "runtime trace child failed");
     read_all(trace, buf, sizeof(buf));
     CHECK(!strncmp(buf,
@@ -307,8 +300,7 @@ void test_recorder(void)
          line = strtok_r(NULL, "\n", &save), lines++) {
         char sym[256];
         int version, flags, result;
-        if (sscanf(line, "%255s %d %d %d", sym, &version, &flags, &result) != 4)
-            continue;
+        if (sscanf(line, "%255s %d %d %d", sym, &version, &flags, &result) != 4) continue;
         const char *name = strcmp(sym, "\"\"") ? sym : "";
         if (!in_reference(name, version, flags)) {
             unknown++;
@@ -316,7 +308,7 @@ void test_recorder(void)
         }
         failed += lines > 0 && result != 0;
     }
-    CHECK(lines > 40 && unknown == 0 && failed == 0, "runtime trace: %d lines, %d unknown, %d failed",
-          lines, unknown, failed);
+    CHECK(lines > 40 && unknown == 0 && failed == 0,
+          "runtime trace: %d lines, %d unknown, %d failed", lines, unknown, failed);
     unlink(trace);
 }

@@ -33,10 +33,10 @@ static const char image[] = "FAKEIMAGE\n"
 static CUfunction add1, flash, triton;
 static CUstream stream;
 
-#define CHECK(what, call)                                                                      \
-    do {                                                                                       \
-        CUresult r_ = (call);                                                                  \
-        printf("rc %s %d\n", what, (int)r_);                                                   \
+#define CHECK(what, call)                                                                          \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        printf("rc %s %d\n", what, (int)r_);                                                       \
     } while (0)
 
 static void setup(void)
@@ -58,8 +58,8 @@ static void setup(void)
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                               unsigned, unsigned, CUstream, void **, void **);
 typedef CUresult (*launch_ex_fn)(const CUlaunchConfig *, CUfunction, void **, void **);
-typedef CUresult (*coop_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            unsigned, unsigned, CUstream, void **);
+typedef CUresult (*coop_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            unsigned, CUstream, void **);
 
 typedef struct launchers {
     launch_fn k, k_ptsz;
@@ -131,12 +131,10 @@ static int replay(const char *path)
     char line[512], sym[256];
     int version, flags, n = 0, found = 0, wrapped = 0;
     void *h = libcuda();
-    if (f == NULL)
-        return perror(path), 3;
+    if (f == NULL) return perror(path), 3;
     get_resolvers();
     while (fgets(line, sizeof line, f)) {
-        if (line[0] == '#' || line[0] == '\n')
-            continue;
+        if (line[0] == '#' || line[0] == '\n') continue;
         if (sscanf(line, "\"\" %d %d", &version, &flags) == 2)
             sym[0] = 0;
         else if (sscanf(line, "%255s %d %d", sym, &version, &flags) != 3)
@@ -169,8 +167,7 @@ static void *thread_main(void *arg)
     for (int i = 0; i < n; i++) {
         CUresult r = (i % 2 ? cuLaunchKernel(add1, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL)
                             : cuLaunchKernel_ptsz(flash, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
-        if (r != CUDA_SUCCESS)
-            printf("rc thread-launch %d\n", r);
+        if (r != CUDA_SUCCESS) printf("rc thread-launch %d\n", r);
     }
     return NULL;
 }
@@ -201,13 +198,12 @@ static void print_peak_rss(void)
     char line[256];
     FILE *f = fopen("/proc/self/status", "r");
     while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6))
-            printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
-    if (f)
-        fclose(f);
+        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
+    if (f) fclose(f);
 }
 
-extern int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], void *(*getproc)(const char *, int, int));
+extern int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3],
+                      void *(*getproc)(const char *, int, int));
 
 int main(int argc, char **argv)
 {
@@ -215,9 +211,9 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     setup();
     if (!strcmp(mode, "direct")) {
-        launchers_t l = {cuLaunchKernel, cuLaunchKernel_ptsz, cuLaunchKernelEx,
-                         cuLaunchKernelEx_ptsz, cuLaunchCooperativeKernel,
-                         cuLaunchCooperativeKernel_ptsz};
+        launchers_t l = {
+            cuLaunchKernel,        cuLaunchKernel_ptsz,       cuLaunchKernelEx,
+            cuLaunchKernelEx_ptsz, cuLaunchCooperativeKernel, cuLaunchCooperativeKernel_ptsz};
         launch_all(&l);
     } else if (!strcmp(mode, "dlsym")) {
         void *h = libcuda();
@@ -255,8 +251,7 @@ int main(int argc, char **argv)
             CUfunction f;
             snprintf(base, sizeof base, "kernel%d", i);
             snprintf(name, sizeof name, "_Z%zu%sPf", strlen(base), base); /* kernelN(float*) */
-            if (fakecuda_make_function(name, &f) != 0)
-                return 3;
+            if (fakecuda_make_function(name, &f) != 0) return 3;
             for (int j = 0; j < 2; j++)
                 if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
                     return 4;

@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(what, call)                                                                      \
-    do {                                                                                       \
-        CUresult r_ = (call);                                                                  \
-        printf("rc %s %d\n", what, (int)r_);                                                   \
+#define CHECK(what, call)                                                                          \
+    do {                                                                                           \
+        CUresult r_ = (call);                                                                      \
+        printf("rc %s %d\n", what, (int)r_);                                                       \
     } while (0)
 
 typedef void *(*getproc_t)(const char *, int, int);
@@ -115,8 +115,7 @@ static int many_graphs(int n, CUstream s, CUfunction k[3])
             fs[j] = k[(i + j) % 3];
         CUgraph g = build(fs, i % 5 + 1);
         CUgraphExec e;
-        if (cuGraphInstantiateWithFlags(&e, g, 0) != CUDA_SUCCESS || cuGraphLaunch(e, s))
-            return 4;
+        if (cuGraphInstantiateWithFlags(&e, g, 0) != CUDA_SUCCESS || cuGraphLaunch(e, s)) return 4;
     }
     return 0;
 }
@@ -125,7 +124,7 @@ static int many_graphs(int n, CUstream s, CUfunction k[3])
  * then on the per-thread default stream. */
 static int capture_modes(CUstream s, CUfunction k[3], const char *mode_name)
 {
-    CUstreamCaptureMode mode = !strcmp(mode_name, "relaxed") ? CU_STREAM_CAPTURE_MODE_RELAXED
+    CUstreamCaptureMode mode = !strcmp(mode_name, "relaxed")  ? CU_STREAM_CAPTURE_MODE_RELAXED
                                : !strcmp(mode_name, "thread") ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
                                                               : CU_STREAM_CAPTURE_MODE_GLOBAL;
     CUstream other;
@@ -166,14 +165,10 @@ static int capture_legacy(CUstream s, CUfunction k[3])
 int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc)
 {
     const char *mode = argv[0];
-    if (!strcmp(mode, "graphs"))
-        return graphs(s, k, getproc);
-    if (!strcmp(mode, "manygraphs"))
-        return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
-    if (!strcmp(mode, "capture-legacy"))
-        return capture_legacy(s, k);
-    if (!strcmp(mode, "capture"))
-        return capture_modes(s, k, argc > 1 ? argv[1] : "global");
+    if (!strcmp(mode, "graphs")) return graphs(s, k, getproc);
+    if (!strcmp(mode, "manygraphs")) return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
+    if (!strcmp(mode, "capture-legacy")) return capture_legacy(s, k);
+    if (!strcmp(mode, "capture")) return capture_modes(s, k, argc > 1 ? argv[1] : "global");
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
 }

@@ -10,8 +10,7 @@
 int main(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (h == NULL || dlsym(h, "cuGetProcAddress_v2") == NULL)
-        return 3;
+    if (h == NULL || dlsym(h, "cuGetProcAddress_v2") == NULL) return 3;
     dlclose(h);
     void *filler = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL); /* take the hole */
     h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -22,9 +21,8 @@ int main(void)
     CUresult (*set)(CUcontext) = (CUresult(*)(CUcontext))dlsym(h, "cuCtxSetCurrent");
     CUresult (*create)(CUgraph *, unsigned) =
         (CUresult(*)(CUgraph *, unsigned))dlsym(h, "cuGraphCreate");
-    CUresult (*inst)(CUgraphExec *, CUgraph, unsigned long long) =
-        (CUresult(*)(CUgraphExec *, CUgraph, unsigned long long))dlsym(
-            h, "cuGraphInstantiateWithFlags");
+    CUresult (*inst)(CUgraphExec *, CUgraph, unsigned long long) = (CUresult(*)(
+        CUgraphExec *, CUgraph, unsigned long long))dlsym(h, "cuGraphInstantiateWithFlags");
     CUdevice d;
     CUcontext c;
     CUgraph g;

@@ -22,7 +22,9 @@ __attribute__((constructor)) static void check_next(void)
     void *libc = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
     puts_fn libc_puts = libc ? (puts_fn)dlsym(libc, "puts") : NULL;
     fprintf(stderr, "stack: RTLD_NEXT puts is %s\n",
-            next == libc_puts ? "libc" : next == puts ? "self" : "other");
+            next == libc_puts ? "libc"
+            : next == puts    ? "self"
+                              : "other");
 }
 
 int puts(const char *s)
@@ -35,8 +37,7 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
                    unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
 {
     static launch_fn next;
-    if (next == NULL)
-        next = (launch_fn)dlsym(RTLD_NEXT, "cuLaunchKernel");
+    if (next == NULL) next = (launch_fn)dlsym(RTLD_NEXT, "cuLaunchKernel");
     launches++;
     return next ? next(f, gx, gy, gz, bx, by, bz, shmem, stream, params, extra) : 999;
 }
