@@ -55,6 +55,39 @@ static size_t hash_text(const char *s)
     return h;
 }
 
+/* The ready-to-push attributes of a label whose text lives at `text` (not copied). */
+static void fill(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+                 uint32_t category, int skip)
+{
+    nvtxEventAttributes_t *a = &l->attr;
+    memset(a, 0, sizeof *a);
+    l->text = text;
+    l->skip = skip;
+    atomic_store_explicit(&l->capture, NULL, memory_order_relaxed);
+    a->version = NVTX_VERSION;
+    a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a->category = category;
+    a->colorType = has_color ? NVTX_COLOR_ARGB : NVTX_COLOR_UNKNOWN;
+    a->color = has_color ? color | 0xFF000000u : 0;
+    a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    if (!skip) a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
+    if (!skip && a->message.registered == NULL) { /* a tool without registered strings */
+        a->messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a->message.ascii = text;
+    }
+}
+
+/* A label owned by the caller (graphs.c keeps one per exec and recycles it): not interned,
+ * so labels that embed an ever-growing ordinal do not accumulate. */
+void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+                         const char *category, int skip)
+{
+    pthread_mutex_lock(&lock);
+    uint32_t cat = skip ? 0 : category_id(category);
+    fill(l, text, has_color, color, cat, skip);
+    pthread_mutex_unlock(&lock);
+}
+
 /* Caller holds lock. On failure the old table stays. */
 static void grow(void)
 {
@@ -99,19 +132,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
         }
         e->color_key = color_key;
         e->category = cat;
-        e->label.skip = skip;
-        nvtxEventAttributes_t *a = &e->label.attr;
-        a->version = NVTX_VERSION;
-        a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-        a->category = cat;
-        a->colorType = has_color ? NVTX_COLOR_ARGB : NVTX_COLOR_UNKNOWN;
-        a->color = color_key;
-        a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-        if (!skip) a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
-        if (!skip && a->message.registered == NULL) { /* a tool without registered strings */
-            a->messageType = NVTX_MESSAGE_TYPE_ASCII;
-            a->message.ascii = e->label.text;
-        }
+        fill(&e->label, e->label.text, has_color, color_key, cat, skip);
         e->next = buckets[b];
         buckets[b] = e;
         label_count++;

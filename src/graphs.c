@@ -22,6 +22,38 @@ extern nvtxcorr_labels_t *nvtxcorr_table;
 static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
 
+/* Graph labels usually embed the ordinal, so each instantiation has a label of its own. They
+ * are owned per exec and recycled through a free list when the exec is destroyed or updated,
+ * so a program that instantiates in a loop does not grow. (A launch racing with a destroy of
+ * the same exec, which CUDA forbids, could see a recycled label: valid memory, wrong text.) */
+typedef struct graph_label {
+    nvtxcorr_label_t label;
+    char text[NVTXCORR_LABEL_MAX];
+    struct graph_label *next_free;
+} graph_label_t;
+
+static nvtxcorr_map_t owned; /* CUgraphExec -> graph_label_t */
+static graph_label_t *free_labels;
+static pthread_mutex_t free_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static graph_label_t *label_take(void)
+{
+    pthread_mutex_lock(&free_lock);
+    graph_label_t *g = free_labels;
+    if (g) free_labels = g->next_free;
+    pthread_mutex_unlock(&free_lock);
+    return g ? g : calloc(1, sizeof *g);
+}
+
+static void label_give_back(graph_label_t *g)
+{
+    if (g == NULL) return;
+    pthread_mutex_lock(&free_lock);
+    g->next_free = free_labels;
+    free_labels = g;
+    pthread_mutex_unlock(&free_lock);
+}
+
 typedef CUresult (*get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
 typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
 typedef CUresult (*kernel_params_fn)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
@@ -186,9 +218,17 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
     nvtxcorr_label_result_t res;
     nvtxcorr_labels_match_graph(nvtxcorr_table, &keys, &res);
-    const nvtxcorr_label_t *l =
-        nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
+    graph_label_t *g = label_take();
+    const nvtxcorr_label_t *l = NULL;
+    if (g) {
+        snprintf(g->text, sizeof g->text, "%s", res.label);
+        nvtxcorr_label_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
+        l = &g->label;
+    }
+    graph_label_t *old = nvtxcorr_map_get(&owned, exec);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
+    nvtxcorr_map_put(&owned, exec, g);
+    label_give_back(old);
 
     if (nvtxcorr_config.graph_marks) {
         char mark[1024], desc[512];
@@ -226,8 +266,11 @@ void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph)
 void nvtxcorr_graph_destroyed(CUgraphExec exec)
 {
     if (nvtxcorr_map_get(&ordinals, exec) == NULL) return;
+    graph_label_t *old = nvtxcorr_map_get(&owned, exec);
     nvtxcorr_map_put(&ordinals, exec, NULL);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
+    nvtxcorr_map_put(&owned, exec, NULL);
+    label_give_back(old);
 }
 
 /* An exec we never saw instantiated (made before NVTX was attached, or on a path we do not

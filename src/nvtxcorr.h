@@ -138,6 +138,8 @@ int nvtxcorr_emit_init(void);
 const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip);
 const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l);
+void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+                         const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
 void nvtxcorr_emit_after_fork(void);
 

@@ -61,6 +61,18 @@ def test_many_graphs(env):
 
 
 @scenario
+def test_graph_instantiation_churn_memory(env):
+    """Re-instantiating every step must not grow memory: 50x more cycles, same peak RSS."""
+    rss = []
+    for n in ("2000", "100000"):
+        run = env.run([env.prog("scn_driver"), "churn", n],
+                      env={"NVTXREC_MODE": "noop", "NVTXCORR_GRAPH_MARKS": "0"})
+        check(run.rc == 0, f"rc {run.rc}: {run.err}")
+        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+    check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
+
+
+@scenario
 def test_graph_marks_off(env):
     run = graph_run(env, {"NVTXCORR_GRAPH_MARKS": "0"})
     check(run.marks() == [], "marks emitted with NVTXCORR_GRAPH_MARKS=0")

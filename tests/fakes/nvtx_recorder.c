@@ -278,7 +278,14 @@ static void NVTX_API n_DomainNameCategoryA(nvtxDomainHandle_t d, uint32_t c, con
  * Handles keep their recording behaviour in noop mode (distinct per name, distinct per string,
  * nothing written): a profiler may key its state on them, and they are not on any hot path.
  */
-#define n_DomainRegisterStringA r_DomainRegisterStringA
+/* The no-op tool keeps nothing: every registration gets the same handle, so that tests can
+ * tell the profiled library's memory from a tool's. */
+static nvtxStringHandle_t NVTX_API n_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+{
+    static struct nvtxStringRegistration_st shared = {.magic = REC_MAGIC_STRING, .text = ""};
+    (void)d, (void)s;
+    return &shared;
+}
 #define n_DomainCreateA r_DomainCreateA
 #define n_DomainDestroy r_DomainDestroy
 

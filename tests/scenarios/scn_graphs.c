@@ -33,6 +33,7 @@ static CUgraph capture(CUstream s, CUfunction *fs, int n)
     return g;
 }
 
+static CUgraph build(CUfunction *fs, int n);
 static CUgraph build(CUfunction *fs, int n)
 {
     CUgraph g = NULL;
@@ -162,11 +163,30 @@ static int capture_legacy(CUstream s, CUfunction k[3])
     return 0;
 }
 
+/* Instantiate, launch and destroy one graph n times, as a program that re-instantiates every
+ * step does; prints the peak RSS. */
+static int churn(int n, CUstream s, CUfunction k[3])
+{
+    CUgraph g = build(k, 3);
+    char line[256];
+    for (int i = 0; i < n; i++) {
+        CUgraphExec e;
+        if (cuGraphInstantiateWithFlags(&e, g, 0) || cuGraphLaunch(e, s) || cuGraphExecDestroy(e))
+            return 4;
+    }
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
+    if (f) fclose(f);
+    return 0;
+}
+
 int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc)
 {
     const char *mode = argv[0];
     if (!strcmp(mode, "graphs")) return graphs(s, k, getproc);
     if (!strcmp(mode, "manygraphs")) return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
+    if (!strcmp(mode, "churn")) return churn(argc > 1 ? atoi(argv[1]) : 1000, s, k);
     if (!strcmp(mode, "capture-legacy")) return capture_legacy(s, k);
     if (!strcmp(mode, "capture")) return capture_modes(s, k, argc > 1 ? argv[1] : "global");
     fprintf(stderr, "unknown mode %s\n", mode);
