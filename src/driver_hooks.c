@@ -22,11 +22,11 @@
 #define CAPTURE_BEGIN(sym, ptsz, params, args, ...)                                                \
     NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                     \
                         if (r == OK) nvtxcorr_capture_changed(+1))
-/* An invalidated capture has still ended. */
+/* An invalidated or unjoined capture has still ended. */
 #define CAPTURE_END(sym, ptsz, params, args, ...)                                                  \
     NVTXCORR_BODY_AFTER(CUresult, NOTFOUND, sym, params, args,                                     \
-                        if (r == OK || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)                 \
-                            nvtxcorr_capture_changed(-1))
+                        if (r == OK || r == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||               \
+                            r == CUDA_ERROR_STREAM_CAPTURE_UNJOINED) nvtxcorr_capture_changed(-1))
 #define TRACK_FUNCTION(sym, ptsz, params, args, pf, name)                                          \
     NVTXCORR_BODY_ALWAYS(CUresult, NOTFOUND, sym, params, args,                                    \
                          if (r == OK && (pf) && *(pf)) nvtxcorr_track_name(*(pf), name))

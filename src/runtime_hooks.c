@@ -33,8 +33,8 @@
                         if (r == OK) nvtxcorr_capture_changed(+1))
 #define CAPTURE_END(sym, ptsz, params, args, ...)                                                  \
     NVTXCORR_BODY_AFTER(cudaError_t, NOTFOUND, sym, params, args,                                  \
-                        if (r == OK || r == cudaErrorStreamCaptureInvalidated)                     \
-                            nvtxcorr_capture_changed(-1))
+                        if (r == OK || r == cudaErrorStreamCaptureInvalidated ||                   \
+                            r == cudaErrorStreamCaptureUnjoined) nvtxcorr_capture_changed(-1))
 #define SPECIAL(...) /* procaddr.c */
 
 #define RUNTIME(kind, sym, ptsz, params, args, ...) kind(sym, ptsz, params, args, __VA_ARGS__)
