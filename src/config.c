@@ -5,6 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include <nvtxcorr/nvtxcorr.h>
+
 #include "nvtxcorr.h"
 
 nvtxcorr_config_t nvtxcorr_config = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
@@ -25,8 +27,12 @@ void nvtxcorr_config_read(void)
     nvtxcorr_config_t c = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
     const char *v;
 
-    c.enabled = truthy(getenv("NVTXCORR"));
-    if ((v = getenv("NVTXCORR_LOG")) != NULL) {
+    c.enabled = truthy(getenv(NVTXCORR_ENV_ENABLE));
+    if (!c.enabled) { /* inert: nothing else is read, validated or reported */
+        nvtxcorr_config = c;
+        return;
+    }
+    if ((v = getenv(NVTXCORR_ENV_LOG)) != NULL) {
         static const char *const levels[] = {"error", "warn", "info", "debug"};
         int found = 0;
         for (int i = 0; i < 4; i++)
@@ -37,10 +43,10 @@ void nvtxcorr_config_read(void)
                          "NVTXCORR_LOG=%s: unknown level (error, warn, info, debug); using error",
                          v);
     }
-    c.labels = nonempty(getenv("NVTXCORR_LABELS"));
-    c.labels_inline = nonempty(getenv("NVTXCORR_LABELS_INLINE"));
+    c.labels = nonempty(getenv(NVTXCORR_ENV_LABELS));
+    c.labels_inline = nonempty(getenv(NVTXCORR_ENV_LABELS_INLINE));
     c.injection = nonempty(getenv("NVTX_INJECTION64_PATH"));
-    if ((v = nonempty(getenv("NVTXCORR_CAPTURE"))) != NULL) {
+    if ((v = nonempty(getenv(NVTXCORR_ENV_CAPTURE))) != NULL) {
         if (!strcasecmp(v, "mark"))
             c.capture = NVTXCORR_CAPTURE_MARK;
         else if (!strcasecmp(v, "skip"))
@@ -51,6 +57,6 @@ void nvtxcorr_config_read(void)
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
                          "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
     }
-    if ((v = nonempty(getenv("NVTXCORR_GRAPH_MARKS"))) != NULL) c.graph_marks = truthy(v);
+    if ((v = nonempty(getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL) c.graph_marks = truthy(v);
     nvtxcorr_config = c;
 }

@@ -47,7 +47,7 @@ static void initialise(void)
             why = "enabled, pass-through: no NVTX tool attached (NVTX_INJECTION64_PATH unset)";
         }
     }
-    if (NVTXCORR_LOG_ON(NVTXCORR_LOG_INFO)) {
+    if (nvtxcorr_config.enabled && NVTXCORR_LOG_ON(NVTXCORR_LOG_INFO)) {
         char paths[768];
         nvtxcorr_describe_paths(paths, sizeof paths);
         nvtxcorr_log(NVTXCORR_LOG_INFO, "%s; labels: %zu rules; capture: %s; %s", why,

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nvtxcorr/nvtxcorr.h>
+
 #include "nvtxcorr.h"
 
 nvtxDomainHandle_t nvtxcorr_domain;
@@ -17,7 +19,7 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 int nvtxcorr_emit_init(void)
 {
-    nvtxcorr_domain = nvtxDomainCreateA("nvtxcorr");
+    nvtxcorr_domain = nvtxDomainCreateA(NVTXCORR_DOMAIN);
     return nvtxcorr_domain != NULL;
 }
 
@@ -150,9 +152,9 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
         atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
     if (c) return c;
     char text[NVTXCORR_LABEL_TEXT_MAX + 16];
-    snprintf(text, sizeof text, "%s [capture]", l->text);
+    snprintf(text, sizeof text, "%s" NVTXCORR_CAPTURE_SUFFIX, l->text);
     c = (nvtxcorr_label_t *)nvtxcorr_label_make(text, l->attr.colorType == NVTX_COLOR_ARGB,
-                                                l->attr.color, "capture", 0);
+                                                l->attr.color, NVTXCORR_CATEGORY_CAPTURE, 0);
     if (c) atomic_store_explicit(&((nvtxcorr_label_t *)l)->capture, c, memory_order_release);
     return c ? c : l;
 }

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <nvtxcorr/nvtxcorr.h>
+
 #include "labels.h"
 #include "nvtxcorr.h"
 
@@ -238,7 +240,7 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
         for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < sizeof mark; i++)
             n += snprintf(mark + n, sizeof mark - (size_t)n, "%s %s x%u (%s)", i ? "," : "",
                           top[i].base, top[i].count, top[i].label);
-        nvtxcorr_emit_mark(mark, "graph");
+        nvtxcorr_emit_mark(mark, NVTXCORR_CATEGORY_GRAPH);
     }
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
         char desc[512];

@@ -129,7 +129,7 @@ typedef struct nvtxcorr_label {
     nvtxEventAttributes_t attr; /* registered string, colour, category */
     int skip;                   /* rule said "-": no range */
     const char *text;
-    struct nvtxcorr_label *_Atomic capture; /* the "(capture)" variant, made on first use */
+    struct nvtxcorr_label *_Atomic capture; /* the " [capture]" variant, made on first use */
 } nvtxcorr_label_t;
 
 extern nvtxDomainHandle_t nvtxcorr_domain;
@@ -181,7 +181,7 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
 void nvtxcorr_map_after_fork(void);
 
-/* ---- what a launch is keyed by (names.c of the core: labels_core.c) ---- */
+/* ---- what a launch is keyed by (kernels.c, graphs.c) ---- */
 extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> label */
 extern nvtxcorr_map_t nvtxcorr_host_labels;     /* runtime host stub -> label */
 extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */

@@ -16,13 +16,14 @@ add_library(nvtxcorr MODULE
 set_target_properties(nvtxcorr PROPERTIES PREFIX "lib" C_VISIBILITY_PRESET hidden
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
 add_dependencies(nvtxcorr nvtxcorr_exports)
-target_include_directories(nvtxcorr PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-# Header-only use of the toolkit: include paths, never its libraries.
+target_include_directories(nvtxcorr PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
+# Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never a
+# CUDA or NVTX library.
 target_include_directories(nvtxcorr SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 # Hooking deprecated entry points (cudaGetDriverEntryPoint) is the point.
 target_compile_options(nvtxcorr PRIVATE -fno-semantic-interposition -Wno-deprecated-declarations)
 target_link_options(nvtxcorr PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
   -Wl,-z,defs -Wl,--as-needed)
-target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels ${CMAKE_DL_LIBS} Threads::Threads)
+target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels CUDA::nvtx3 ${CMAKE_DL_LIBS} Threads::Threads)
 nvtxcorr_target_flags(nvtxcorr)
 install(TARGETS nvtxcorr LIBRARY DESTINATION lib)

@@ -95,6 +95,15 @@ def test_replay_cudart_requests(env):
     got = re.findall(r"^wrapped (\S+) (\d+) (\d+) -> (\S+)$", run.out, re.M)
     check(sorted(got) == sorted(expected),
           f"wrapped differs:\nextra {set(got) - set(expected)}\nmissing {set(expected) - set(got)}")
+    # Independent of hooks.def: each request must resolve to the same ABI symbol as the
+    # driver's own answer (without the library), so no variant or version was swapped.
+    bare = env.run([env.prog("scn_driver"), "replay", ref], preload=False)
+    resolved = re.findall(r"^resolved (.*)$", run.out, re.M)
+    bare_resolved = re.findall(r"^resolved (.*)$", bare.out, re.M)
+    check(len(bare_resolved) == len(requests) - 1, f"bare run resolved {len(bare_resolved)}")
+    check(resolved == bare_resolved,
+          "symbols differ from the driver's own answers: " +
+          str([(a, b) for a, b in zip(resolved, bare_resolved) if a != b][:5]))
     for sym in ("cuLaunchKernel", "cuLaunchKernelEx", "cuLaunchCooperativeKernel",
                 "cuGraphLaunch"):
         check(any(g[0] == sym and g[2] == "2" for g in got), f"{sym} _ptsz not wrapped")
@@ -148,11 +157,13 @@ def test_nvcc_graph_paths(env):
           f"runtime instantiation paths: {graphs}")
     check(sum(1 for m in run.marks() if m.startswith("updated graph#3")) == 1,
           f"cudaGraphExecUpdate: {run.marks()}")
+    check(run.labels()[-2:] == ["triton_poi_fused_add_0 [capture]", "add1"],
+          f"cudaStreamBeginCaptureToGraph: {run.labels()[-3:]}")
     ptds = env.run([env.prog("app_ptds"), "graphs"])
     check(ptds.rc == 0 and [t for t in ptds.labels() if t.startswith("graph#")] == graphs,
           f"per-thread build: {ptds.labels()} {ptds.err}")
     # CUDA 13's per-thread build keeps cudaGraphLaunch but uses the _ptsz instantiation.
-    check(ptds.count("captured.cuLaunchKernel_ptsz") == 5, f"{ptds.counts}")
+    check(ptds.count("captured.cuLaunchKernel_ptsz") == 6, f"{ptds.counts}")
 
 
 @scenario
@@ -258,6 +269,23 @@ def test_disabled(env):
 
 
 @scenario
+def test_disabled_reads_nothing_else(env):
+    """Inert means inert: with NVTXCORR unset, bad values elsewhere are not even looked at."""
+    bad = {"NVTXCORR_CAPTURE": "bogus", "NVTXCORR_LOG": "info",
+           "NVTXCORR_LABELS": "/nonexistent/labels.conf", "NVTXCORR_LABELS_INLINE": "[ broken"}
+    run = env.run([env.prog("scn_driver"), "direct"], enabled=False, env=bad)
+    check(run.rc == 0 and run.err == "" and run.pushes() == [], f"{run.rc}: {run.err!r}")
+
+
+@scenario
+def test_enable_values(env):
+    for value in ("1", "true", "on", "yes", "TRUE", "Yes"):
+        run = env.run([env.prog("scn_driver"), "direct"], enabled=False,
+                      env={"NVTXCORR": value})
+        check(run.labels() == KERNELS6, f"NVTXCORR={value}: {run.labels()}")
+
+
+@scenario
 def test_no_tool(env):
     run = env.run([env.prog("scn_driver"), "direct"], tool=False)
     check(run.rc == 0, f"rc {run.rc}")
@@ -352,6 +380,43 @@ def test_runtime_names_without_driver_name_api(env):
     check(run.rc == 0, f"rc {run.rc}: {run.err}")
     check(run.labels()[:3] == ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"],
           f"labels {run.labels()}")
+
+
+@scenario
+def test_launcher_options(env):
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    run = env.run([launcher, "--labels-inline", "graph:* g;flash* attn", "--capture", "skip",
+                   "--no-graph-marks", "--library", env.lib, env.prog("scn_driver"), "graphs"],
+                  preload=False, enabled=False)
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check(run.marks() == [], "--no-graph-marks")
+    check(not any(t.endswith("[capture]") for t in run.labels()), "--capture skip")
+    check(run.labels().count("g") == 9 and "attn" not in run.labels(), f"{run.labels()}")
+    bad = subprocess.run([launcher, "--library", "/nonexistent.so", "true"],
+                         capture_output=True, text=True)
+    check(bad.returncode == 2 and "nvtxcorr: error:" in bad.stderr, bad.stderr)
+    missing = subprocess.run([launcher, "--labels"], capture_output=True, text=True)
+    check(missing.returncode == 2 and "--labels needs a value" in missing.stderr,
+          missing.stderr)
+
+
+@scenario
+def test_installed_layout(env):
+    """cmake --install gives a launcher that finds its library and checker by itself."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as prefix:
+        subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
+                       capture_output=True)
+        launcher = os.path.join(prefix, "bin", "nvtxcorr")
+        ok = subprocess.run([launcher, "check",
+                             os.path.join(prefix, "share", "nvtxcorr", "labels", "vllm.conf")],
+                            capture_output=True, text=True)
+        check(ok.returncode == 0 and "rules OK" in ok.stdout, ok.stdout + ok.stderr)
+        check(os.path.exists(os.path.join(prefix, "include", "nvtxcorr", "nvtxcorr.h")),
+              "public header not installed")
+        run = env.run([launcher, env.prog("scn_driver"), "direct"], preload=False,
+                      enabled=False)
+        check(run.labels() == KERNELS6, f"installed launcher: {run.labels()} {run.err}")
 
 
 @scenario

@@ -25,11 +25,13 @@ def test_graph_lifecycle(env):
     # to the captured graph's contents (keeps #4), e5 reuses e1's handle (#5).
     check(labels == ["graph#1 (3 kernels)", "graph#1 (3 kernels)", "graph#2 (3 kernels)",
                      "graph#3 (3 kernels)", "graph#4 (5 kernels)", "graph#4 (5 kernels)",
-                     "graph#5 (5 kernels)", "graph#2 (3 kernels)"], f"labels {labels}")
+                     "graph#5 (5 kernels)", "graph#2 (3 kernels)", "graph#5 (5 kernels)"],
+          f"labels {labels}")
     check("reused 1" in run.out, "the fake did not reuse the destroyed exec handle")
-    check(run.count("cuGraphLaunch") + run.count("cuGraphLaunch_ptsz") == 8, f"{run.counts}")
+    check(run.count("cuGraphLaunch") + run.count("cuGraphLaunch_ptsz") == 9, f"{run.counts}")
     marks = run.marks()
-    check(len(marks) == 6, f"one mark per instantiation and update: {marks}")
+    check(len(marks) == 7, f"one mark per instantiation and update: {marks}")
+    check(marks[6].startswith("updated graph#5 nodes=5 kernels=5"), marks[6])
     check(re.match(r"instantiated graph#1 nodes=3 kernels=3 sig=[0-9a-f]{8} "
                    r"top=flash_fwd_kernel: graph#1 \(3 kernels\); top: flash_fwd_kernel x2 "
                    r"\(flash_fwd_kernel\), add1 x1 \(add1\)$", marks[0]), marks[0])
@@ -94,7 +96,8 @@ def test_graph_rules(env):
     labels = [t for t in run.labels() if "[capture]" not in t]
     check(labels == ["first_graph", "first_graph", "decode graph#2 flash_fwd_kernel", "third",
                      "built.5", "five.flash_fwd_kernel", "built.5",
-                     "decode graph#2 flash_fwd_kernel"], f"labels {labels}")
+                     "decode graph#2 flash_fwd_kernel", "five.flash_fwd_kernel"],
+          f"labels {labels}")
     decode = [p for p in run.pushes() if p["text"].startswith("decode")]
     cats = run.categories()
     check(all(p.get("color") == "0xFF00FF00" for p in decode), f"colour {decode[0]}")
@@ -118,21 +121,24 @@ def test_capture_marking(env):
         mark = capture_run(env, None, capture_mode)
         check(mark.labels() == ["add1", "flash_fwd_kernel [capture]", "triton_poi_fused_add_0",
                                 "flash_fwd_kernel [capture]", "add1", "graph#1 (2 kernels)",
-                                "triton_poi_fused_add_0 [capture]", "triton_poi_fused_add_0"],
+                                "triton_poi_fused_add_0 [capture]", "triton_poi_fused_add_0",
+                                "add1 [capture]", "triton_poi_fused_add_0 [capture]",
+                                "flash_fwd_kernel [capture]", "add1"],
               f"{capture_mode}: {mark.labels()}")
         cats = mark.categories()
         captured = [p for p in mark.pushes() if p["text"].endswith("[capture]")]
         check(all(cats.get(p.get("category")) == "capture" for p in captured), f"{cats}")
-        check(mark.count("captured") == 3 and mark.count("cuLaunchKernel") == 3
+        check(mark.count("captured") == 6 and mark.count("cuLaunchKernel") == 4
               and mark.count("cuLaunchKernel_ptsz") == 1,
               f"capture query changed what ran: {mark.counts}")
         skip = capture_run(env, "skip", capture_mode)
         check(skip.labels() == ["add1", "triton_poi_fused_add_0", "add1", "graph#1 (2 kernels)",
-                                "triton_poi_fused_add_0"], f"skip: {skip.labels()}")
+                                "triton_poi_fused_add_0", "add1"], f"skip: {skip.labels()}")
         plain = capture_run(env, "plain", capture_mode)
         check(plain.labels() == ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0",
                                  "flash_fwd_kernel", "add1", "graph#1 (2 kernels)",
-                                 "triton_poi_fused_add_0", "triton_poi_fused_add_0"],
+                                 "triton_poi_fused_add_0", "triton_poi_fused_add_0", "add1",
+                                 "triton_poi_fused_add_0", "flash_fwd_kernel", "add1"],
               f"plain: {plain.labels()}")
     bad = capture_run(env, "sometimes", "global")
     check("nvtxcorr: error: NVTXCORR_CAPTURE=sometimes: unknown mode" in bad.err, bad.err)

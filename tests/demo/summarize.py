@@ -30,7 +30,8 @@ def main(path):
     for label, n in by_label.most_common():
         e = first[label]
         cat = cats.get(("nvtxcorr", attr(e, "category")), "-")
-        print(f"{label[:40]:40} {n:>5}  {cat:12} {attr(e, 'color')}")
+        shown = label if len(label) <= 40 else label[:39] + "…"
+        print(f"{shown:40} {n:>5}  {cat:12} {attr(e, 'color')}")
     for m in marks:
         print(f"\nmark: {m[3]}")
     return 0 if pushes and len(pushes) == len(pops) else 1

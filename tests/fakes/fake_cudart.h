@@ -75,6 +75,8 @@ struct rt_driver {
     PFN_cuGraphExecUpdate_v12000 graphExecUpdate;
     PFN_cuStreamBeginCapture_v10010 streamBeginCapture;
     PFN_cuStreamBeginCapture_v10010_ptsz streamBeginCapture_ptsz;
+    PFN_cuStreamBeginCaptureToGraph_v12030 streamBeginCaptureToGraph;
+    PFN_cuStreamBeginCaptureToGraph_v12030_ptsz streamBeginCaptureToGraph_ptsz;
     PFN_cuStreamEndCapture_v10000 streamEndCapture;
     PFN_cuStreamEndCapture_v10000_ptsz streamEndCapture_ptsz;
     PFN_cuStreamIsCapturing_v10000 streamIsCapturing;

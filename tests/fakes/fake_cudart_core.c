@@ -126,6 +126,8 @@ static void rt_load(void)
     RT_RESOLVE(graphDestroy, "cuGraphDestroy", 10000, 0);
     RT_RESOLVE(streamBeginCapture, "cuStreamBeginCapture", 10010, 0);
     RT_RESOLVE(streamBeginCapture_ptsz, "cuStreamBeginCapture", 10010, 2);
+    RT_RESOLVE(streamBeginCaptureToGraph, "cuStreamBeginCaptureToGraph", 12030, 0);
+    RT_RESOLVE(streamBeginCaptureToGraph_ptsz, "cuStreamBeginCaptureToGraph", 12030, 2);
     RT_RESOLVE(streamEndCapture, "cuStreamEndCapture", 10000, 0);
     RT_RESOLVE(streamEndCapture_ptsz, "cuStreamEndCapture", 10000, 2);
     RT_RESOLVE(streamIsCapturing, "cuStreamIsCapturing", 10000, 0);

@@ -149,6 +149,38 @@ RT_API cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStr
     return rt_begin(stream, mode, 1);
 }
 
+static cudaError_t rt_begin_to_graph(cudaStream_t s, cudaGraph_t g, const cudaGraphNode_t *deps,
+                                     const cudaGraphEdgeData *edges, size_t n,
+                                     enum cudaStreamCaptureMode mode, int ptsz)
+{
+    cudaError_t e = rt_init();
+    if (e != cudaSuccess) return e;
+    /* cudaGraphNode_t/cudaGraphEdgeData are the driver's CUgraphNode/CUgraphEdgeData. */
+    if (ptsz)
+        return RT_CALL(streamBeginCaptureToGraph_ptsz, rt_stream(s, 1), (CUgraph)g,
+                       (const CUgraphNode *)deps, (const CUgraphEdgeData *)edges, n,
+                       (CUstreamCaptureMode)mode);
+    return RT_CALL(streamBeginCaptureToGraph, rt_stream(s, 0), (CUgraph)g,
+                   (const CUgraphNode *)deps, (const CUgraphEdgeData *)edges, n,
+                   (CUstreamCaptureMode)mode);
+}
+
+RT_API cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph,
+                                                 const cudaGraphNode_t *deps,
+                                                 const cudaGraphEdgeData *edges, size_t n,
+                                                 enum cudaStreamCaptureMode mode)
+{
+    return rt_begin_to_graph(stream, graph, deps, edges, n, mode, 0);
+}
+
+RT_API cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+                                                      const cudaGraphNode_t *deps,
+                                                      const cudaGraphEdgeData *edges, size_t n,
+                                                      enum cudaStreamCaptureMode mode)
+{
+    return rt_begin_to_graph(stream, graph, deps, edges, n, mode, 1);
+}
+
 RT_API cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
 {
     cudaError_t e = rt_init();

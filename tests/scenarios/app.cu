@@ -78,6 +78,14 @@ static int graph(int *d, bool mode_all)
         failed |= report("launch-e2", cudaGraphLaunch(e2, s));
         failed |= report("launch-e3", cudaGraphLaunch(e3, s));
         failed |= report("destroy-e2", cudaGraphExecDestroy(e2));
+        cudaGraph_t into;
+        cudaGraphCreate(&into, 0);
+        failed |= report("begin-to-graph",
+                         cudaStreamBeginCaptureToGraph(s, into, nullptr, nullptr, 0,
+                                                       cudaStreamCaptureModeGlobal));
+        triton_poi_fused_add_0<<<1, 1, 0, s>>>((float *)d);
+        failed |= report("end-to-graph", cudaStreamEndCapture(s, &into));
+        add1<<<1, 16, 0, s>>>(d, 16);
     }
     return failed;
 }

@@ -147,11 +147,15 @@ static int replay(const char *path)
         if (r == CUDA_SUCCESS && p) {
             found++;
             Dl_info info;
-            /* A pointer outside the driver is a wrapper; report which. */
-            if (dladdr(p, &info) && info.dli_fbase != NULL && strstr(info.dli_fname, "nvtxcorr")) {
+            int ok = dladdr(p, &info) && info.dli_fbase != NULL;
+            const char *what = ok && info.dli_sname ? info.dli_sname : "?";
+            /* The symbol each request resolves to, so a run without the library (the
+             * driver's own answer) can be compared with a run with it (the wrapper's name
+             * must be the same ABI symbol). A pointer outside the driver is a wrapper. */
+            printf("resolved %s %d %d -> %s\n", sym[0] ? sym : "\"\"", version, flags, what);
+            if (ok && strstr(info.dli_fname, "nvtxcorr")) {
                 wrapped++;
-                printf("wrapped %s %d %d -> %s\n", sym, version, flags,
-                       info.dli_sname ? info.dli_sname : "?");
+                printf("wrapped %s %d %d -> %s\n", sym, version, flags, what);
             }
         }
     }

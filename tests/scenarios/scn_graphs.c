@@ -104,6 +104,12 @@ static int graphs(CUstream s, CUfunction k[3], getproc_t getproc)
     pthread_t t;
     pthread_create(&t, NULL, cross_thread, &c);
     pthread_join(t, NULL);
+
+    /* The CUDA 10.2 update ABI (4 arguments). */
+    CUgraphNode err_node;
+    CUgraphExecUpdateResult update_result;
+    CHECK("update-v1", cuGraphExecUpdate(e5, g3, &err_node, &update_result));
+    CHECK("launch-e5-updated", cuGraphLaunch(e5, s));
     return 0;
 }
 
@@ -147,6 +153,20 @@ static int capture_modes(CUstream s, CUfunction k[3], const char *mode_name)
     CHECK("ptsz-captured", cuLaunchKernel_ptsz(k[2], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
     CHECK("end-ptsz", cuStreamEndCapture_ptsz(NULL, &g));
     CHECK("ptsz-after", cuLaunchKernel_ptsz(k[2], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+
+    /* The CUDA 10.0 entry points without a mode, and capture into an existing graph. */
+    CHECK("begin-v1", cuStreamBeginCapture(s));
+    launch(k[0], s);
+    CHECK("end-v1", cuStreamEndCapture(s, &g));
+    CHECK("begin-v1-ptsz", cuStreamBeginCapture_ptsz(NULL));
+    CHECK("v1-ptsz-captured", cuLaunchKernel_ptsz(k[2], 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+    CHECK("end-v1-ptsz", cuStreamEndCapture_ptsz(NULL, &g));
+    CUgraph into;
+    cuGraphCreate(&into, 0);
+    CHECK("begin-to-graph", cuStreamBeginCaptureToGraph(s, into, NULL, NULL, 0, mode));
+    launch(k[1], s);
+    CHECK("end-to-graph", cuStreamEndCapture(s, &g));
+    launch(k[0], s); /* plain again */
     return 0;
 }
 

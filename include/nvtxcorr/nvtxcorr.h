@@ -1,0 +1,32 @@
+/* nvtxcorr: what a program or tool that works with nvtxcorr's output may rely on.
+ *
+ * nvtxcorr is an LD_PRELOAD library: applications do not link against it or call it. This
+ * header names its stable interface instead: the NVTX domain and categories its ranges and
+ * marks use (for tools that read nsys reports or filter with ncu --nvtx-include), and the
+ * environment variables that configure it (docs/configuration.md). */
+#ifndef NVTXCORR_NVTXCORR_H
+#define NVTXCORR_NVTXCORR_H
+
+#define NVTXCORR_VERSION_MAJOR 0
+#define NVTXCORR_VERSION_MINOR 1
+#define NVTXCORR_VERSION_PATCH 0
+
+/* Every range and mark is in this NVTX domain: ncu --nvtx-include "nvtxcorr@<label>/". */
+#define NVTXCORR_DOMAIN "nvtxcorr"
+
+/* Categories nvtxcorr names itself (label tables may add their own). */
+#define NVTXCORR_CATEGORY_CAPTURE "capture" /* launches recorded during stream capture */
+#define NVTXCORR_CATEGORY_GRAPH "graph"     /* marks at graph instantiation and update */
+
+/* Suffix of a launch made while its stream captures (NVTXCORR_CAPTURE=mark). */
+#define NVTXCORR_CAPTURE_SUFFIX " [capture]"
+
+/* Environment variables, read once at the first hooked CUDA call. */
+#define NVTXCORR_ENV_ENABLE "NVTXCORR"
+#define NVTXCORR_ENV_LOG "NVTXCORR_LOG"
+#define NVTXCORR_ENV_LABELS "NVTXCORR_LABELS"
+#define NVTXCORR_ENV_LABELS_INLINE "NVTXCORR_LABELS_INLINE"
+#define NVTXCORR_ENV_CAPTURE "NVTXCORR_CAPTURE"
+#define NVTXCORR_ENV_GRAPH_MARKS "NVTXCORR_GRAPH_MARKS"
+
+#endif
