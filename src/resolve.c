@@ -149,8 +149,21 @@ void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long l
         if (atomic_load_explicit(&nvtxcorr_real_fn[i], memory_order_acquire) == fn)
             return nvtxcorr_active() ? h->hook : fn;
     }
-    if (!known || version < 0)
-        return fn; /* unknown symbol, or ABI version unknown: never guess a signature */
+    if (!known) return fn;
+    /* The driver exports each ABI under its own name: when the pointer is exactly such a
+     * symbol, that name says which signature it has, whatever was asked for (a driver could
+     * answer "cuGraphInstantiate" at 12000 with cuGraphInstantiateWithFlags). */
+    Dl_info info;
+    if (dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname) {
+        int id = nvtxcorr_slot_of_symbol(info.dli_sname);
+        if (id >= 0 && nvtxcorr_hooks[id].public_name) {
+            void *w = nvtxcorr_claim((nvtxcorr_slot_id_t)id, fn);
+            nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s (version %d, flags %llu) -> %s%s", public_name,
+                         version, flags, w == fn ? "unwrapped " : "", info.dli_sname);
+            return w;
+        }
+    }
+    if (version < 0) return fn; /* ABI version unknown: never guess a signature */
     if (ptsz && !any_ptsz)
         ptsz = 0; /* no per-thread variant exists: the driver returned the only one */
     for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
