@@ -29,7 +29,8 @@ __attribute__((visibility("hidden"))) dlsym_fn _Atomic nvtxcorr_real_dlsym_ptr;
 
 /* glibc's dlsym: GLIBC_2.34 since dlsym moved into libc, else the architecture's base
  * version (dlvsym is not overridden, so this reaches glibc). */
-__attribute__((visibility("hidden"))) dlsym_fn nvtxcorr_real_dlsym_resolve(void)
+NVTXCORR_NO_SANITIZE __attribute__((visibility("hidden"))) dlsym_fn
+nvtxcorr_real_dlsym_resolve(void)
 {
     static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.2.5", "GLIBC_2.17",
                                            "GLIBC_2.3",  "GLIBC_2.1",   "GLIBC_2.0"};
@@ -40,7 +41,7 @@ __attribute__((visibility("hidden"))) dlsym_fn nvtxcorr_real_dlsym_resolve(void)
     return f;
 }
 
-void *nvtxcorr_real_dlsym(void *handle, const char *name)
+NVTXCORR_NO_SANITIZE void *nvtxcorr_real_dlsym(void *handle, const char *name)
 {
     dlsym_fn f = atomic_load_explicit(&nvtxcorr_real_dlsym_ptr, memory_order_acquire);
     if (NVTXCORR_UNLIKELY(f == NULL) && (f = nvtxcorr_real_dlsym_resolve()) == NULL) return NULL;
@@ -48,7 +49,8 @@ void *nvtxcorr_real_dlsym(void *handle, const char *name)
 }
 
 /* Every handle but RTLD_NEXT: glibc answers; a hooked name gets its hook. */
-__attribute__((visibility("hidden"))) void *nvtxcorr_dlsym_lookup(void *handle, const char *name)
+NVTXCORR_NO_SANITIZE __attribute__((visibility("hidden"))) void *
+nvtxcorr_dlsym_lookup(void *handle, const char *name)
 {
     void *p = nvtxcorr_real_dlsym(handle, name);
     int id = p ? nvtxcorr_slot_of_symbol(name) : -1;

@@ -10,20 +10,41 @@ add_custom_command(
   COMMENT "Deriving the export list from hooks.def")
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
-add_library(nvtxcorr MODULE
+set(NVTXCORR_PRELOAD_SOURCES
   core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
   handles.c emit.c kernels.c graphs.c capture.c)
-set_target_properties(nvtxcorr PROPERTIES PREFIX "lib" C_VISIBILITY_PRESET hidden
-  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib)
-add_dependencies(nvtxcorr nvtxcorr_exports)
-target_include_directories(nvtxcorr PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/include)
-# Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never a
-# CUDA or NVTX library.
-target_include_directories(nvtxcorr SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-# Hooking deprecated entry points (cudaGetDriverEntryPoint) is the point.
-target_compile_options(nvtxcorr PRIVATE -fno-semantic-interposition -Wno-deprecated-declarations)
-target_link_options(nvtxcorr PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
-  -Wl,-z,defs -Wl,--as-needed)
-target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels CUDA::nvtx3 ${CMAKE_DL_LIBS} Threads::Threads)
-nvtxcorr_target_flags(nvtxcorr)
+
+function(nvtxcorr_preload_library target outdir)
+  add_library(${target} MODULE ${ARGN})
+  set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME nvtxcorr
+    C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${outdir})
+  add_dependencies(${target} nvtxcorr_exports)
+  target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
+    ${PROJECT_SOURCE_DIR}/include)
+  # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
+  # a CUDA or NVTX library.
+  target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  # Hooking deprecated entry points (cudaGetDriverEntryPoint) is the point.
+  target_compile_options(${target} PRIVATE -fno-semantic-interposition
+    -Wno-deprecated-declarations)
+  target_link_options(${target} PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
+    -Wl,-z,defs -Wl,--as-needed)
+  target_link_libraries(${target} PRIVATE CUDA::nvtx3 ${CMAKE_DL_LIBS} Threads::Threads)
+  nvtxcorr_target_flags(${target})
+endfunction()
+
+nvtxcorr_preload_library(nvtxcorr ${CMAKE_BINARY_DIR}/lib ${NVTXCORR_PRELOAD_SOURCES})
+target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels)
 install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
+
+# The same library built with ASan and UBSan (label code included), for the tests: the whole
+# end-to-end suite runs against it with the sanitizer runtimes preloaded first (CTest
+# e2e.sanitized). GCC only: it links the runtimes into a shared object.
+if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+  get_target_property(_labels_sources nvtxcorr_labels SOURCES)
+  nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
+    ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
+  target_compile_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined
+    -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_link_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined)
+endif()

@@ -84,7 +84,11 @@ def parse_counts(path):
 class Env:
     def __init__(self, build):
         self.build = os.path.abspath(build)
-        self.lib = os.path.join(self.build, "lib", "libnvtxcorr.so")
+        # NVTXCORR_TEST_LIB runs the scenarios against another build of the library (the
+        # sanitized one); NVTXCORR_TEST_PRELOAD_FIRST goes in front of it (the ASan runtime).
+        self.lib = os.environ.get("NVTXCORR_TEST_LIB") or os.path.join(self.build, "lib",
+                                                                        "libnvtxcorr.so")
+        self.preload_first = os.environ.get("NVTXCORR_TEST_PRELOAD_FIRST", "")
         self.fakes = os.path.join(self.build, "fakes")
         self.bin = os.path.join(self.build, "tests", "scenarios")
         self.recorder = os.path.join(self.fakes, "libnvtx_recorder.so")
@@ -102,6 +106,9 @@ class Env:
             e["FAKECUDA_COUNTS"] = counts
             if preload:
                 e["LD_PRELOAD"] = preload_value or self.lib
+            if self.preload_first:
+                e["LD_PRELOAD"] = ":".join(filter(None, [self.preload_first,
+                                                         e.get("LD_PRELOAD", "")]))
             if enabled:
                 e["NVTXCORR"] = "1"
             if tool:
