@@ -27,27 +27,30 @@ static void initialise(void)
     initialising = 1;
     nvtxcorr_config_read();
     int mode = NVTXCORR_MODE_PASSTHROUGH;
-    const char *why = "disabled (NVTXCORR is not set to 1)";
-    if (nvtxcorr_config.enabled) {
-        if (nvtxcorr_emit_init()) {
-            mode = NVTXCORR_MODE_ACTIVE;
-            why = "enabled, NVTX tool attached";
-            if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
-                nvtxcorr_table = nvtxcorr_labels_load(
-                    nvtxcorr_config.labels_inline, nvtxcorr_config.labels, nvtxcorr_log_line, NULL);
-                if (nvtxcorr_table == NULL)
-                    nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
-            }
-        } else if (nvtxcorr_config.injection) {
-            why = "enabled, pass-through: the NVTX tool could not be loaded";
-            nvtxcorr_log(NVTXCORR_LOG_WARN,
-                         "NVTX_INJECTION64_PATH=%s could not be loaded; pass-through",
-                         nvtxcorr_config.injection);
-        } else {
-            why = "enabled, pass-through: no NVTX tool attached (NVTX_INJECTION64_PATH unset)";
-        }
+    if (!nvtxcorr_config.enabled) { /* inert: no NVTX, no output */
+        atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
+        initialising = 0;
+        return;
     }
-    if (nvtxcorr_config.enabled && NVTXCORR_LOG_ON(NVTXCORR_LOG_INFO)) {
+    const char *why;
+    if (nvtxcorr_emit_init()) {
+        mode = NVTXCORR_MODE_ACTIVE;
+        why = "enabled, NVTX tool attached";
+        if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
+            nvtxcorr_table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline,
+                                                  nvtxcorr_config.labels, nvtxcorr_log_line, NULL);
+            if (nvtxcorr_table == NULL)
+                nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
+        }
+    } else if (nvtxcorr_config.injection) {
+        why = "enabled, pass-through: the NVTX tool could not be loaded";
+        nvtxcorr_log(NVTXCORR_LOG_WARN,
+                     "NVTX_INJECTION64_PATH=%s could not be loaded; pass-through",
+                     nvtxcorr_config.injection);
+    } else {
+        why = "enabled, pass-through: no NVTX tool attached (NVTX_INJECTION64_PATH unset)";
+    }
+    if (NVTXCORR_LOG_ON(NVTXCORR_LOG_INFO)) {
         char paths[768];
         nvtxcorr_describe_paths(paths, sizeof paths);
         nvtxcorr_log(NVTXCORR_LOG_INFO, "%s; labels: %zu rules; capture: %s; %s", why,

@@ -52,55 +52,6 @@
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT
 #define NVTXCORR_LAUNCH_STUB(sym)
-
-/* The kinds of hooks.def, written once for both layers. A file that includes this header
- * first defines its layer's result type and codes:
- *   HOOK_RESULT          CUresult / cudaError_t
- *   HOOK_OK, HOOK_NOTFOUND
- *   HOOK_CAPTURE_ENDED(r) whether an end-capture call with result r ended the capture (an
- *                         invalidated or unjoined capture has ended too)
- * Handles are cast to the driver's types: the runtime's are the same objects. */
-#define LAUNCH_FN(sym, ptsz, params, args, f, s)                                                   \
-    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args,                      \
-                         NVTXCORR_KEY_FUNCTION, &nvtxcorr_function_labels, f, s)
-#define LAUNCH_HOST(sym, ptsz, params, args, func, s)                                              \
-    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_HOST,   \
-                         &nvtxcorr_host_labels, func, s)
-#define LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                                \
-    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_GRAPH,  \
-                         &nvtxcorr_graph_labels, e, s)
-#define INSTANTIATE(sym, ptsz, params, args, pe, g)                                                \
-    NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
-                        if (r == HOOK_OK && (pe) && *(pe))                                         \
-                            nvtxcorr_graph_instantiated((CUgraphExec) * (pe), (CUgraph)(g)))
-#define EXEC_UPDATE(sym, ptsz, params, args, e, g)                                                 \
-    NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
-                        if (r == HOOK_OK) nvtxcorr_graph_updated((CUgraphExec)(e), (CUgraph)(g)))
-#define EXEC_DESTROY(sym, ptsz, params, args, e)                                                   \
-    NVTXCORR_BODY_BEFORE(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                            \
-                         nvtxcorr_graph_destroyed((CUgraphExec)(e)))
-#define CAPTURE_BEGIN(sym, ptsz, params, args, ...)                                                \
-    NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
-                        if (r == HOOK_OK) nvtxcorr_capture_changed(+1))
-#define CAPTURE_END(sym, ptsz, params, args, ...)                                                  \
-    NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
-                        if (HOOK_CAPTURE_ENDED(r)) nvtxcorr_capture_changed(-1))
-/* Driver only: kernel names for drivers older than cuFuncGetName (12.3). */
-#define TRACK_FUNCTION(sym, ptsz, params, args, pf, name)                                          \
-    NVTXCORR_BODY_ALWAYS(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                            \
-                         if (r == HOOK_OK && (pf) && *(pf)) nvtxcorr_track_name(*(pf), name))
-#define TRACK_KERNEL(sym, ptsz, params, args, pk, name)                                            \
-    NVTXCORR_BODY_ALWAYS(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                            \
-                         if (r == HOOK_OK && (pk) && *(pk)) nvtxcorr_track_name(*(pk), name))
-#define TRACK_KERNEL_FUNCTION(sym, ptsz, params, args, pf, k)                                      \
-    NVTXCORR_BODY_ALWAYS(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                            \
-                         if (r == HOOK_OK && (pf) && *(pf)) nvtxcorr_track_alias(*(pf), k))
-/* An unloaded module's handles may come back for other kernels: drop cached labels. */
-#define UNLOAD(sym, ptsz, params, args, ...)                                                       \
-    NVTXCORR_BODY_ALWAYS(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                            \
-                         if (r == HOOK_OK) nvtxcorr_forget_functions())
-#define SPECIAL(...) /* the resolvers: procaddr.c */
-
 #endif
 
 #define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)         \

@@ -39,12 +39,15 @@ install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
 
 # The same library built with ASan and UBSan (label code included), for the tests: the whole
 # end-to-end suite runs against it with the sanitizer runtimes preloaded first (CTest
-# e2e.sanitized). GCC only: it links the runtimes into a shared object.
+# e2e.sanitized). It is built without the x86-64 entry stubs, so the portable C entry points
+# that other architectures use are tested too. GCC only: it links the runtimes into a shared
+# object.
 if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
   get_target_property(_labels_sources nvtxcorr_labels SOURCES)
   nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
     ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
   target_compile_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined
     -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  target_compile_definitions(nvtxcorr_sanitized PRIVATE NVTXCORR_NO_ENTRY_STUBS)
   target_link_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined)
 endif()

@@ -373,16 +373,6 @@ def test_names_without_driver_name_api(env):
 
 
 @scenario
-def test_runtime_names_without_driver_name_api(env):
-    """cudart resolves kernels lazily inside the first launch: those names must be tracked
-    although they are looked up beneath a hooked call."""
-    run = env.run([env.prog("app_shared"), "launch"], env={"FAKECUDA_DRIVER_VERSION": "12000"})
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check(run.labels()[:3] == ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"],
-          f"labels {run.labels()}")
-
-
-@scenario
 def test_launcher_options(env):
     launcher = os.path.join(env.build, "bin", "nvtxcorr")
     run = env.run([launcher, "--labels-inline", "graph:* g;flash* attn", "--capture", "skip",
