@@ -43,8 +43,7 @@ static void field(const char *name, const char *value)
     printf("  %-11s %s\n", name, value);
 }
 
-/* Loads each source alone so the success line can give a count per source; the sources are
- * independent, so this reports exactly what a combined load reports. */
+/* Loads one source alone so the success line can give a count per source. */
 static int check_one(const char *inline_rules, const char *path)
 {
     nvtxcorr_labels_t *t;
@@ -79,6 +78,13 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
         if (!path && !have_inline)
             return usage("check: nothing to check (give FILE or --inline, or set "
                          "NVTXCORR_LABELS or NVTXCORR_LABELS_INLINE)");
+    }
+    /* Both sources share the table's regex budgets: load them together first, as the
+     * preload library does, so that a table that fits only source by source is refused. */
+    if (have_inline && path && inline_rules[strspn(inline_rules, " \t\r\n")] != '\0') {
+        nvtxcorr_labels_t *t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
+        if (!t) return 1;
+        nvtxcorr_labels_free(t);
     }
     if (have_inline) rc |= check_one(inline_rules, NULL);
     if (path) rc |= check_one(NULL, path);

@@ -21,6 +21,23 @@
 
 enum { NO_RULE = UINT32_MAX, SEEN_SLOTS = 1024 };
 
+/* regexec's time grows with the name's length (linearly for most regexes: 22 ms for
+ * "[a-z]{999}x" on 4000 bytes), and demangled template names run to tens of kilobytes in
+ * `nvtxcorr explain`. A regex sees at most this many bytes of a name, from its start; the
+ * preload library's names are shorter anyway. See REGEX_TABLE_BUDGET in labels_parse.c. */
+enum { REGEX_NAME_MAX = 4096 };
+
+static int regex_matches(const regex_t *re, const char *s, size_t len)
+{
+#ifdef REG_STARTEND /* glibc, musl and the BSDs: match s[0, len) without copying it */
+    regmatch_t range = {0, (regoff_t)(len < REGEX_NAME_MAX ? len : REGEX_NAME_MAX)};
+    return regexec(re, s, 1, &range, REG_STARTEND) == 0;
+#else
+    (void)len;
+    return regexec(re, s, 0, NULL, 0) == 0;
+#endif
+}
+
 static uint64_t hash_string(const char *s)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -284,7 +301,7 @@ static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
 {
     for (int i = 0; i < ns->n; i++) {
         if (r->lit_len > 0 && !memmem(ns->s[i], ns->len[i], r->lit, r->lit_len)) continue;
-        if (r->kind == RULE_KERNEL_REGEX ? regexec(r->re, ns->s[i], 0, NULL, 0) == 0
+        if (r->kind == RULE_KERNEL_REGEX ? regex_matches(r->re, ns->s[i], ns->len[i])
                                          : fnmatch(r->pattern, ns->s[i], 0) == 0)
             return 1;
     }
@@ -499,7 +516,7 @@ void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, 
 
 static int graph_rule_matches(const label_rule_t *r, const char *const *vals, const char *desc)
 {
-    if (r->kind == RULE_GRAPH_REGEX) return regexec(r->re, desc, 0, NULL, 0) == 0;
+    if (r->kind == RULE_GRAPH_REGEX) return regex_matches(r->re, desc, strlen(desc));
     switch (r->key) {
     case GKEY_NAME:
         return fnmatch(r->pattern, vals[0], 0) == 0 || fnmatch(r->pattern, desc, 0) == 0;
