@@ -371,16 +371,34 @@ typedef struct label_buf {
     int cut;
 } label_buf_t;
 
+/* Control bytes (from a kernel name, or a quoted label in the table) are written as \xNN:
+ * an NVTX tool and the terminals that show its output must never get them raw. */
 static void put(label_buf_t *b, const char *s, size_t n)
 {
-    size_t room = NVTXCORR_LABEL_MAX - 1 - b->len;
+    static const char hex[] = "0123456789abcdef";
 
-    if (n > room) {
-        n = room;
-        b->cut = 1;
+    for (size_t i = 0; i < n && !b->cut;) {
+        size_t room = NVTXCORR_LABEL_MAX - 1 - b->len, k = 0;
+        while (i + k < n && !nvtxcorr_is_control((unsigned char)s[i + k]))
+            k++;
+        if (k > room) {
+            k = room;
+            b->cut = 1;
+        }
+        memcpy(b->s + b->len, s + i, k);
+        b->len += k;
+        i += k;
+        if (b->cut || i == n) break;
+        if (room - k < 4) { /* never half an escape */
+            b->cut = 1;
+            break;
+        }
+        unsigned char c = (unsigned char)s[i++];
+        b->s[b->len++] = '\\';
+        b->s[b->len++] = 'x';
+        b->s[b->len++] = hex[c >> 4];
+        b->s[b->len++] = hex[c & 15];
     }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
     b->s[b->len] = '\0';
 }
 

@@ -53,3 +53,42 @@ def test_labels_regex_budget_within(env):
     check(run.err == "", f"unexpected stderr: {run.err[-2000:]}")
     check(run.labels() == ["add1", "attention", "triton_poi_fused_add_0"] * 2,
           f"labels {run.labels()}")
+
+
+ESC_NAME = "red\x1b[31mkernel\x07"             # a C name: all three names are this
+ESC_MANGLED = "_Z6ev\x1bil\x7fPf"                  # demangles to ev\x1bil\x7f(float*)
+
+
+@scenario
+def test_labels_control_bytes(env):
+    """Control bytes in kernel names never reach NVTX or stderr raw: default labels, labels
+    templated with {mangled} and {demangled}, and error lines show them as \\xNN."""
+    run = env.run([env.prog("scn_driver"), "named", ESC_NAME, ESC_MANGLED],
+                  env={"NVTXCORR_LOG": "debug"})
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_rcs_zero(run)
+    check_balanced(run)
+    labels = run.labels()
+    check(labels == ["red\\x1b[31mkernel\\x07", "ev\\x1bil\\x7f"], f"default labels {labels!r}")
+    check("\x1b" not in run.err and "\x07" not in run.err, f"raw control bytes: {run.err!r}")
+
+    run = env.run([env.prog("scn_driver"), "named", ESC_NAME, ESC_MANGLED],
+                  env={"NVTXCORR_LABELS_INLINE": 'red* "m={mangled}"; _Z* "d={demangled}\t!"'})
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    labels = run.labels()
+    check(labels == ["m=red\\x1b[31mkernel\\x07", "d=ev\\x1bil\\x7f(float*)\\x09!"],
+          f"templated labels {labels!r}")
+    bad = [t for t in labels if any(ord(c) < 0x20 or ord(c) == 0x7F for c in t)]
+    check(not bad, f"control bytes reach NVTX: {bad!r}")
+
+    # An error line about a rule holding an escape sequence.
+    run = env.run([env.prog("scn_driver"), "named", ESC_NAME],
+                  env={"NVTXCORR_LABELS_INLINE": 'x "a\x1b[2Jb" colour=#FFFFFF'})
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check("nvtxcorr: error: NVTXCORR_LABELS_INLINE:1: unknown option 'colour'" in run.err,
+          run.err)
+    check(run.labels() == ["red\\x1b[31mkernel\\x07"], f"labels {run.labels()!r}")
+    run = env.run([env.prog("scn_driver"), "named", ESC_NAME],
+                  env={"NVTXCORR_LABELS": "/nonexistent/\x1b[2J.conf"})
+    check("nvtxcorr: error: /nonexistent/\\x1b[2J.conf: cannot open" in run.err, repr(run.err))
+    check("\x1b" not in run.err, f"raw escape on stderr: {run.err!r}")

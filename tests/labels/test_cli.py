@@ -436,12 +436,39 @@ def test_regex_budgets(tmp):
     expect("regex name bound: label", "  label:      head\n" in out, out[-400:])
 
 
+def test_control_bytes(tmp):
+    """Control bytes in names, rules, labels and paths are shown as \\xNN, never raw."""
+    name = "_Z6ev\x1bil\x7fPf"  # demangles to ev<ESC>il<DEL>(float*)
+    out, err = expect_run("explain control bytes",
+                          ["explain", "--inline", '_Z* "d={demangled}\t{mangled}"', "-",
+                           name, "red\x1b[31mkernel"], 0)
+    want = ("_Z6ev\\x1bil\\x7fPf\n"
+            "  mangled:    _Z6ev\\x1bil\\x7fPf\n"
+            "  demangled:  ev\\x1bil\\x7f(float*)\n"
+            "  function:   ev\\x1bil\\x7f\n"
+            '  rule:       NVTXCORR_LABELS_INLINE:1: _Z* "d={demangled}\\x09{mangled}"\n'
+            "  label:      d=ev\\x1bil\\x7f(float*)\\x09_Z6ev\\x1bil\\x7fPf\n")
+    expect("explain control bytes: escaped", out.startswith(want), f"{out!r}\nwant {want!r}")
+    expect("explain control bytes: default label", "  label:      red\\x1b[31mkernel\n" in out,
+           repr(out))
+    expect("explain control bytes: nothing raw",
+           not any(ord(c) < 0x20 and c != "\n" or ord(c) == 0x7F for c in out + err),
+           repr(out + err))
+    path = os.path.join(tmp, "a\x1b[2Jb.conf")
+    with open(path, "w") as f:
+        f.write('x "l\x1b[2J" colour=#FFFFFF\n')
+    expect_run("check control bytes", ["check", os.path.basename(path)], 1, cwd=tmp, stdout="",
+               stderr="nvtxcorr: error: a\\x1b[2Jb.conf:1: unknown option 'colour'\n")
+
+
 def main():
     test_check_fixtures()
     with tempfile.TemporaryDirectory() as tmp:
         test_check_files(tmp)
     with tempfile.TemporaryDirectory() as tmp:
         test_regex_budgets(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_control_bytes(tmp)
     test_inline()
     test_env()
     test_explain()
