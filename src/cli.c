@@ -38,13 +38,33 @@ static void print_error(void *ctx, const char *line)
     fprintf(stderr, "%s\n", line);
 }
 
-static void field(const char *name, const char *value)
+/* Kernel names, rule text and paths are shown with control bytes as \xNN (an escape sequence
+ * in a kernel name must not drive the user's terminal). Returns a malloc'd copy, or a
+ * placeholder when out of memory; free it with release(). */
+static char *shown(const char *s)
 {
-    printf("  %-11s %s\n", name, value);
+    size_t size = 4 * strlen(s) + 1;
+    char *out = malloc(size);
+
+    if (!out) return (char *)"(out of memory)";
+    nvtxcorr_escape_controls(out, size, s);
+    return out;
 }
 
-/* Loads each source alone so the success line can give a count per source; the sources are
- * independent, so this reports exactly what a combined load reports. */
+static void release(char *s)
+{
+    if (strcmp(s, "(out of memory)") != 0) free(s);
+}
+
+static void field(const char *name, const char *value)
+{
+    char *v = shown(value);
+
+    printf("  %-11s %s\n", name, v);
+    release(v);
+}
+
+/* Loads one source alone so the success line can give a count per source. */
 static int check_one(const char *inline_rules, const char *path)
 {
     nvtxcorr_labels_t *t;
@@ -55,8 +75,9 @@ static int check_one(const char *inline_rules, const char *path)
     }
     t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
     if (!t) return 1;
-    printf("%s: %zu rules OK\n", path ? path : "NVTXCORR_LABELS_INLINE",
-           nvtxcorr_labels_rule_count(t));
+    char *source = shown(path ? path : "NVTXCORR_LABELS_INLINE");
+    printf("%s: %zu rules OK\n", source, nvtxcorr_labels_rule_count(t));
+    release(source);
     nvtxcorr_labels_free(t);
     return 0;
 }
@@ -80,6 +101,13 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
             return usage("check: nothing to check (give FILE or --inline, or set "
                          "NVTXCORR_LABELS or NVTXCORR_LABELS_INLINE)");
     }
+    /* Both sources share the table's regex budgets: load them together first, as the
+     * preload library does, so that a table that fits only source by source is refused. */
+    if (have_inline && path && inline_rules[strspn(inline_rules, " \t\r\n")] != '\0') {
+        nvtxcorr_labels_t *t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
+        if (!t) return 1;
+        nvtxcorr_labels_free(t);
+    }
     if (have_inline) rc |= check_one(inline_rules, NULL);
     if (path) rc |= check_one(NULL, path);
     return rc;
@@ -89,9 +117,12 @@ static void print_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result
 {
     const char *text = nvtxcorr_labels_rule_text(t, res);
 
-    if (res->matched)
-        printf("  %-11s %s:%u: %s\n", "rule:", res->source, res->line, text ? text : "");
-    else
+    if (res->matched) {
+        char *source = shown(res->source), *rule = shown(text ? text : "");
+        printf("  %-11s %s:%u: %s\n", "rule:", source, res->line, rule);
+        release(source);
+        release(rule);
+    } else
         field("rule:", "no rule (default label)");
     if (res->skip)
         field("label:", "skip (no range)");
@@ -146,13 +177,17 @@ static int explain_graph(const nvtxcorr_labels_t *t, const char *arg)
     char sig[256], top[256], buf[1024];
 
     if (parse_graph(arg + 6, &keys, sig, top, sizeof(sig)) != 0) {
+        char *bad = shown(arg);
         fprintf(stderr,
                 "nvtxcorr: explain: cannot parse '%s' (expected graph:graph#N [nodes=N] "
                 "[kernels=N] [sig=HEX] [top=NAME])\n",
-                arg);
+                bad);
+        release(bad);
         return 2;
     }
-    printf("%s\n", arg);
+    char *heading = shown(arg);
+    printf("%s\n", heading);
+    release(heading);
     nvtxcorr_graph_name(&keys, buf, sizeof(buf));
     field("graph:", buf);
     nvtxcorr_graph_descriptor(&keys, buf, sizeof(buf));
@@ -176,7 +211,9 @@ static void explain_kernel(const nvtxcorr_labels_t *t, const char *name)
         nvtxcorr_names_base(name, base, sizeof(base));
         names.function = base;
     }
-    printf("%s\n", name);
+    char *heading = shown(name);
+    printf("%s\n", heading);
+    release(heading);
     field("mangled:", names.mangled);
     field("demangled:", names.demangled);
     field("function:", names.function);
@@ -240,7 +277,9 @@ int main(int argc, char **argv)
             while (++i < argc)
                 rest[nrest++] = argv[i];
         } else if (argv[i][0] == '-' && argv[i][1] != '\0') {
-            fprintf(stderr, "nvtxcorr: unknown option '%s'\n", argv[i]);
+            char *bad = shown(argv[i]);
+            fprintf(stderr, "nvtxcorr: unknown option '%s'\n", bad);
+            release(bad);
             free(rest);
             return usage(NULL);
         } else {

@@ -11,6 +11,7 @@
 
 #include <nvtxcorr/nvtxcorr.h>
 
+#include "names.h"
 #include "nvtxcorr.h"
 
 nvtxDomainHandle_t nvtxcorr_domain;
@@ -167,8 +168,11 @@ void nvtxcorr_emit_mark(const char *text, const char *category)
     pthread_mutex_lock(&lock);
     a.category = category_id(category);
     pthread_mutex_unlock(&lock);
+    /* Marks carry kernel base names (graph descriptors): no control bytes to the tool. */
+    char shown[4096];
+    nvtxcorr_escape_controls(shown, sizeof shown, text);
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
-    a.message.ascii = text;
+    a.message.ascii = shown;
     nvtxDomainMarkEx(nvtxcorr_domain, &a);
 }
 

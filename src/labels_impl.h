@@ -72,6 +72,11 @@ struct nvtxcorr_labels {
     index_list_t short_globs; /* globs whose literal is under 3 bytes: always scanned */
     index_list_t regexes;     /* regexes likewise */
     index_list_t graphs;
+
+    /* Regex costs spent so far while loading, against the budgets in labels_parse.c. */
+    unsigned long regex_cost;   /* every regex */
+    unsigned long scanned_cost; /* regexes every name meets: no 3-byte literal, graph ones */
+    int regex_budget_spent;     /* reported once; later regexes are not compiled */
 };
 
 enum { NVTXCORR_LABELS_LINE_MAX = 4096 }; /* bytes in one line or inline rule */

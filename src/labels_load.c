@@ -28,11 +28,21 @@ enum {
 static const char inline_source[] = "NVTXCORR_LABELS_INLINE";
 
 /* One report is one line: control characters from a path or a quoted token (a CR, an
- * escape sequence) must not break it or drive the user's terminal. */
+ * escape sequence) must not break it or drive the user's terminal, so they are shown as
+ * \xNN. */
 static void emit(labels_parser_t *p, char *msg)
 {
+    size_t size = 4 * strlen(msg) + 1;
+    char *shown = malloc(size); /* the loader allocates anyway; keep stacks small */
+
+    if (shown) {
+        nvtxcorr_escape_controls(shown, size, msg);
+        p->report(p->ctx, shown);
+        free(shown);
+        return;
+    }
     for (char *c = msg; *c; c++) {
-        if ((unsigned char)*c < 0x20 || *c == 0x7F) *c = '?';
+        if (nvtxcorr_is_control((unsigned char)*c)) *c = '?';
     }
     p->report(p->ctx, msg);
 }

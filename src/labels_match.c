@@ -21,6 +21,23 @@
 
 enum { NO_RULE = UINT32_MAX, SEEN_SLOTS = 1024 };
 
+/* regexec's time grows with the name's length (linearly for most regexes: 22 ms for
+ * "[a-z]{999}x" on 4000 bytes), and demangled template names run to tens of kilobytes in
+ * `nvtxcorr explain`. A regex sees at most this many bytes of a name, from its start; the
+ * preload library's names are shorter anyway. See REGEX_TABLE_BUDGET in labels_parse.c. */
+enum { REGEX_NAME_MAX = 4096 };
+
+static int regex_matches(const regex_t *re, const char *s, size_t len)
+{
+#ifdef REG_STARTEND /* glibc, musl and the BSDs: match s[0, len) without copying it */
+    regmatch_t range = {0, (regoff_t)(len < REGEX_NAME_MAX ? len : REGEX_NAME_MAX)};
+    return regexec(re, s, 1, &range, REG_STARTEND) == 0;
+#else
+    (void)len;
+    return regexec(re, s, 0, NULL, 0) == 0;
+#endif
+}
+
 static uint64_t hash_string(const char *s)
 {
     uint64_t h = 1469598103934665603ull; /* FNV-1a */
@@ -284,7 +301,7 @@ static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
 {
     for (int i = 0; i < ns->n; i++) {
         if (r->lit_len > 0 && !memmem(ns->s[i], ns->len[i], r->lit, r->lit_len)) continue;
-        if (r->kind == RULE_KERNEL_REGEX ? regexec(r->re, ns->s[i], 0, NULL, 0) == 0
+        if (r->kind == RULE_KERNEL_REGEX ? regex_matches(r->re, ns->s[i], ns->len[i])
                                          : fnmatch(r->pattern, ns->s[i], 0) == 0)
             return 1;
     }
@@ -354,16 +371,34 @@ typedef struct label_buf {
     int cut;
 } label_buf_t;
 
+/* Control bytes (from a kernel name, or a quoted label in the table) are written as \xNN:
+ * an NVTX tool and the terminals that show its output must never get them raw. */
 static void put(label_buf_t *b, const char *s, size_t n)
 {
-    size_t room = NVTXCORR_LABEL_MAX - 1 - b->len;
+    static const char hex[] = "0123456789abcdef";
 
-    if (n > room) {
-        n = room;
-        b->cut = 1;
+    for (size_t i = 0; i < n && !b->cut;) {
+        size_t room = NVTXCORR_LABEL_MAX - 1 - b->len, k = 0;
+        while (i + k < n && !nvtxcorr_is_control((unsigned char)s[i + k]))
+            k++;
+        if (k > room) {
+            k = room;
+            b->cut = 1;
+        }
+        memcpy(b->s + b->len, s + i, k);
+        b->len += k;
+        i += k;
+        if (b->cut || i == n) break;
+        if (room - k < 4) { /* never half an escape */
+            b->cut = 1;
+            break;
+        }
+        unsigned char c = (unsigned char)s[i++];
+        b->s[b->len++] = '\\';
+        b->s[b->len++] = 'x';
+        b->s[b->len++] = hex[c >> 4];
+        b->s[b->len++] = hex[c & 15];
     }
-    memcpy(b->s + b->len, s, n);
-    b->len += n;
     b->s[b->len] = '\0';
 }
 
@@ -499,7 +534,7 @@ void nvtxcorr_graph_default_label(const nvtxcorr_graph_keys_t *keys, char *buf, 
 
 static int graph_rule_matches(const label_rule_t *r, const char *const *vals, const char *desc)
 {
-    if (r->kind == RULE_GRAPH_REGEX) return regexec(r->re, desc, 0, NULL, 0) == 0;
+    if (r->kind == RULE_GRAPH_REGEX) return regex_matches(r->re, desc, strlen(desc));
     switch (r->key) {
     case GKEY_NAME:
         return fnmatch(r->pattern, vals[0], 0) == 0 || fnmatch(r->pattern, desc, 0) == 0;

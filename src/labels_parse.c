@@ -19,6 +19,32 @@ enum {
     QUOTE_MAX = 48, /* offending text echoed in a message */
 };
 
+/* Budgets across all the regexes of a table. REGEX_WEIGHT_MAX bounds one regex, but a table
+ * may hold a million rules: 1000 regexes each just under the weight limit took 36 s and
+ * 7.9 GB in glibc's regcomp, 10,000 exhausted 24 GB, and under `ulimit -v` glibc's regcomp
+ * corrupted its heap when an allocation failed. So each regex is charged, before it is
+ * compiled, a cost of REGEX_COST_FIXED + weight^2 units, where one unit is about 8 bytes of
+ * compiled regex and half a microsecond of regexec in the worst shape. Measured with glibc
+ * 2.39 (x86-64): a repeated optional atom, "(.?){998}x", compiles to 8.05 MB (epsilon
+ * closures quadratic in the weight: 8.1 bytes per weight^2) in 7 ms, and one regexec of it
+ * on a 255-byte name takes 415 ms, on a 4000-byte name 800 ms (0.4 to 0.8 us per weight^2);
+ * shapes without an optional repeat ("[a-z]{999}x", "(ab){499}") compile to 100-220 KB, so
+ * the model is an upper bound. The smallest regex ("a") takes 1 KB: REGEX_COST_FIXED.
+ *   - REGEX_TABLE_BUDGET, over every regex, bounds what compiling costs: at most ~32 MB and
+ *     ~30 ms of regcomp. That is 4 regexes of the maximum weight, 1000 regexes of weight 61
+ *     (`^ncclDevKernel_AllReduce_.*_f32_` weighs 32), or 10,000 of weight 16.
+ *   - REGEX_SCANNED_BUDGET, over the regexes every distinct kernel (or graph) meets, those
+ *     without a 3-byte literal for the trigram index and graph regexes, bounds the regexec
+ *     work per match to tens of milliseconds in the worst shape: one regex of weight 220, or
+ *     390 small ones (a small regexec is about 5 us, 2 ms for 390). Regexes with a literal are
+ *     only tried on names that contain it.
+ * Regexes see at most the first REGEX_NAME_MAX bytes of a name (labels_match.c). */
+enum {
+    REGEX_COST_FIXED = 128,
+    REGEX_TABLE_BUDGET = 4000000,
+    REGEX_SCANNED_BUDGET = 50000,
+};
+
 /* Offending text for a message: at most QUOTE_MAX bytes, cut on a UTF-8 boundary. */
 static const char *excerpt(const char *s, char *buf, size_t size)
 {
@@ -152,7 +178,7 @@ static int check_label(labels_parser_t *p, unsigned line, const char *label, int
  * multiplies glibc's epsilon closures (12 of them take seconds and 250 MB). So are
  * back-references: ERE does not define them, and glibc's extension makes regexec
  * exponential. Returns 0, or -1 after reporting. */
-static int regex_weight(labels_parser_t *p, unsigned line, const char *src)
+static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
 {
     unsigned long sum[REGEX_NEST_MAX + 1] = {0}; /* weight of each open group so far */
     unsigned long last = 0;                      /* weight of the atom just read */
@@ -240,6 +266,40 @@ static int regex_weight(labels_parser_t *p, unsigned line, const char *src)
             return -1;
         }
     }
+    *weight = 0;
+    for (size_t k = 0; k <= d; k++)
+        *weight += sum[k]; /* groups left open are regcomp's error; count them anyway */
+    return 0;
+}
+
+/* Charges a regex to the table's budgets (see REGEX_TABLE_BUDGET) before it is compiled.
+ * The first regex over a budget is reported; the table is then rejected, and later regexes
+ * are checked but not compiled. Returns 0, or -1 when the regex must not be compiled. */
+static int charge_regex(labels_parser_t *p, unsigned line, unsigned long weight, int scanned)
+{
+    nvtxcorr_labels_t *t = p->t;
+    unsigned long cost = REGEX_COST_FIXED + weight * weight;
+
+    if (t->regex_budget_spent) return -1;
+    if (t->regex_cost + cost > REGEX_TABLE_BUDGET) {
+        nvtxcorr_labels_error(p, line,
+                              "regex budget exceeded: the table's regexes cost more than %d "
+                              "(this one %lu, the ones before it %lu; see docs/labels.md, Cost)",
+                              REGEX_TABLE_BUDGET, cost, t->regex_cost);
+        t->regex_budget_spent = 1;
+        return -1;
+    }
+    if (scanned && t->scanned_cost + cost > REGEX_SCANNED_BUDGET) {
+        nvtxcorr_labels_error(p, line,
+                              "regex budget exceeded: regexes tried on every name (graph regexes "
+                              "and those without a 3-byte literal) cost more than %d (this one "
+                              "%lu, the ones before it %lu; see docs/labels.md, Cost)",
+                              REGEX_SCANNED_BUDGET, cost, t->scanned_cost);
+        t->regex_budget_spent = 1;
+        return -1;
+    }
+    t->regex_cost += cost;
+    if (scanned) t->scanned_cost += cost;
     return 0;
 }
 
@@ -304,7 +364,19 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
     char err[256];
     int rc;
 
-    if (regex_weight(p, line, src) != 0) return -1;
+    unsigned long weight = 0;
+
+    if (regex_weight(p, line, src, &weight) != 0) return -1;
+    /* A regex rule keeps its required literal where a glob keeps its text. */
+    r->pattern = regex_literal(src);
+    if (!r->pattern) {
+        nvtxcorr_labels_error(p, line, "out of memory");
+        return -1;
+    }
+    r->lit = r->pattern;
+    r->lit_len = strlen(r->pattern);
+    if (charge_regex(p, line, weight, r->kind == RULE_GRAPH_REGEX || r->lit_len < 3) != 0)
+        return -1;
     r->re = malloc(sizeof(*r->re));
     if (!r->re) {
         nvtxcorr_labels_error(p, line, "out of memory");
@@ -318,14 +390,6 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
         nvtxcorr_labels_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), err);
         return -1;
     }
-    /* A regex rule keeps its required literal where a glob keeps its text. */
-    r->pattern = regex_literal(src);
-    if (!r->pattern) {
-        nvtxcorr_labels_error(p, line, "out of memory");
-        return -1;
-    }
-    r->lit = r->pattern;
-    r->lit_len = strlen(r->pattern);
     return 0;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "names.h"
 #include "nvtxcorr.h"
 
 enum { MESSAGE_CAP = 200 };
@@ -24,13 +25,15 @@ void nvtxcorr_log(int level, const char *fmt, ...)
     if (n == MESSAGE_CAP) {
         len = snprintf(buf, sizeof buf, "nvtxcorr: warning: further messages suppressed\n");
     } else {
-        len = snprintf(buf, sizeof buf, "nvtxcorr: %s: ", names[level]);
+        /* Kernel names, paths and table text in a message may hold control bytes: they are
+         * shown as \xNN, so one message stays one line and drives no terminal. */
+        char raw[sizeof buf];
         va_list ap;
         va_start(ap, fmt);
-        int m = vsnprintf(buf + len, sizeof buf - (size_t)len - 1, fmt, ap);
+        vsnprintf(raw, sizeof raw, fmt, ap);
         va_end(ap);
-        len += m < 0 ? 0 : m;
-        if (len > (int)sizeof buf - 2) len = (int)sizeof buf - 2;
+        len = snprintf(buf, sizeof buf, "nvtxcorr: %s: ", names[level]);
+        len += (int)nvtxcorr_escape_controls(buf + len, sizeof buf - (size_t)len - 1, raw);
         buf[len++] = '\n';
     }
     for (ssize_t off = 0; off < len;) {

@@ -269,3 +269,37 @@ int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *ou
     free(dem);
     return rc;
 }
+
+size_t nvtxcorr_escape_controls(char *out, size_t size, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+
+    if (!out || size == 0) return 0;
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        size_t need = 1;
+        if (nvtxcorr_is_control(c))
+            need = 4;
+        else if (c >= 0xF0)
+            need = 4;
+        else if (c >= 0xE0)
+            need = 3;
+        else if (c >= 0xC0)
+            need = 2;
+        if (o + need >= size) break;
+        if (nvtxcorr_is_control(c)) {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        } else {
+            size_t k = 0; /* a sequence cut short by the end of s is copied as it is */
+            while (k < need && s[k])
+                out[o++] = s[k++];
+            s += k - 1;
+        }
+    }
+    out[o] = '\0';
+    return o;
+}

@@ -25,4 +25,14 @@ int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *ou
 /* The base name of an already demangled name, written into buf. */
 void nvtxcorr_names_base(const char *demangled, char *buf, size_t size);
 
+/* Kernel names, paths and table text come from elsewhere and may hold control bytes (an ANSI
+ * escape in a kernel name drives the terminal that shows it and reaches the NVTX tool raw).
+ * Copies s into out with every C0 control byte and DEL written as the four characters \xNN,
+ * never cutting an escape or a UTF-8 character short; returns the length written. */
+size_t nvtxcorr_escape_controls(char *out, size_t size, const char *s);
+static inline int nvtxcorr_is_control(unsigned char c)
+{
+    return c < 0x20 || c == 0x7F;
+}
+
 #endif

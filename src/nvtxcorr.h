@@ -17,9 +17,10 @@
 #define NVTXCORR_EXPORT __attribute__((visibility("default")))
 #define NVTXCORR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NVTXCORR_UNLIKELY(x) __builtin_expect(!!(x), 0)
-/* For code that a sanitizer runtime reaches before it is initialised: ASan resolves its own
- * interceptors with dlsym, which is ours (NVTXCORR_SANITIZE builds). */
-#define NVTXCORR_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
+/* For code that a sanitizer runtime reaches before it is initialised: ASan and TSan resolve
+ * their own interceptors with dlsym, which is ours (the sanitized and TSan test builds). TSan
+ * would otherwise record the function entry on a thread state it has not yet set up. */
+#define NVTXCORR_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 /* ---- configuration (config.c): every environment variable is read there, once ---- */
 enum { NVTXCORR_LOG_ERROR = 0, NVTXCORR_LOG_WARN, NVTXCORR_LOG_INFO, NVTXCORR_LOG_DEBUG };

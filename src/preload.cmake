@@ -51,3 +51,13 @@ if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_
   target_compile_definitions(nvtxcorr_sanitized PRIVATE NVTXCORR_NO_ENTRY_STUBS)
   target_link_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined)
 endif()
+
+# The same library built with ThreadSanitizer (label code included), for the tests: the whole
+# end-to-end suite runs against it with libtsan preloaded first (CTest e2e.tsan). Hooks run on
+# every thread of the host process, and the scenarios launch from many threads at once.
+if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+  nvtxcorr_preload_library(nvtxcorr_tsan ${CMAKE_BINARY_DIR}/lib-tsan
+    ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
+  target_compile_options(nvtxcorr_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
+  target_link_options(nvtxcorr_tsan PRIVATE -fsanitize=thread)
+endif()

@@ -7,6 +7,7 @@ temporary directory; readable fixtures live next to this script (*.conf).
 Usage: test_cli.py NVTXCORR_TOOL FIXTURE_DIR. Prints "N passed, N failed".
 """
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -376,10 +377,103 @@ def test_usage():
     expect_run("inline without rules", ["check", "--inline"], 2, stderr_has=["usage:"])
 
 
+def limited(args, cwd):
+    """Runs the tool under a 2 GiB address-space and 60 s CPU limit, as the budgets promise to
+    fit well inside: without them glibc's regcomp aborted (heap corruption) under such a limit.
+    An ASan build of the tool gets the CPU limit only."""
+    with open(TOOL, "rb") as f:
+        asan = b"__asan_init" in f.read()  # its shadow memory needs terabytes of address space
+
+    def limits():
+        if not asan:
+            resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
+        resource.setrlimit(resource.RLIMIT_CPU, (60, 60))
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("NVTXCORR_")}
+    p = subprocess.run([TOOL, *args], capture_output=True, env=full_env, cwd=cwd,
+                       preexec_fn=limits)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def test_regex_budgets(tmp):
+    """docs/labels.md, Cost: the regexes of one table share a budget; each regex near the
+    weight limit costs ~1,000,000 of 4,000,000, so the fifth one is refused."""
+    budget = ("regex budget exceeded: the table's regexes cost more than 4000000 "
+              "(this one 986177, the ones before it 3944708; see docs/labels.md, Cost)")
+    for n in (1000, 10000):
+        name = f"near{n}.conf"
+        with open(os.path.join(tmp, name), "w") as f:
+            f.writelines(f"re:k{i}_(.?){{990}} lab{i}\n" for i in range(n))
+        rc, out, err = limited(["check", name], tmp)
+        detail = f"  rc={rc}\n  stdout:\n{out}  stderr:\n{err[:2000]}"
+        expect(f"{n} near-limit regexes: exit 1", rc == 1, detail)
+        expect(f"{n} near-limit regexes: one error, at the fifth rule",
+               err == f"nvtxcorr: error: {name}:5: {budget}\n", detail)
+        expect(f"{n} near-limit regexes: no stdout", out == "", detail)
+
+    # Within budget: 1000 regexes of a realistic size (weight 32), and four at the limit.
+    with open(os.path.join(tmp, "realistic.conf"), "w") as f:
+        f.writelines(f"re:^ncclDevKernel_AllReduce_.*_f{i}_ lab{i}\n" for i in range(1000))
+    rc, out, err = limited(["check", "realistic.conf"], tmp)
+    expect("1000 realistic regexes load", rc == 0 and out == "realistic.conf: 1000 rules OK\n",
+           f"  rc={rc}\n{out}{err[:2000]}")
+    with open(os.path.join(tmp, "four.conf"), "w") as f:
+        f.writelines(f"re:k{i}_(.?){{990}} lab{i}\n" for i in range(4))
+    expect_run("four near-limit regexes load", ["check", "four.conf"], 0, cwd=tmp,
+               stdout="four.conf: 4 rules OK\n", stderr="")
+
+    # Regexes without a 3-byte literal are tried on every name: a smaller budget.
+    with open(os.path.join(tmp, "scanned.conf"), "w") as f:
+        f.writelines(f"re:[ab]{i % 7}x lab{i}\n" for i in range(1000))
+    expect_run("scanned regexes", ["check", "scanned.conf"], 1, cwd=tmp, stdout="",
+               stderr="nvtxcorr: error: scanned.conf:365: regex budget exceeded: regexes "
+               "tried on every name (graph regexes and those without a 3-byte literal) cost "
+               "more than 50000 (this one 137, the ones before it 49868; see docs/labels.md, "
+               "Cost)\n")
+    # Inline rules and the file share the budget; the error names the rule where it ran out.
+    expect_run("budget shared with inline rules",
+               ["check", "--inline", "re:aaa_(.?){990} x; re:bbb_(.?){990} y", "four.conf"], 1,
+               cwd=tmp, stdout="",
+               stderr_has=["nvtxcorr: error: four.conf:3: regex budget exceeded"])
+    # Regexes see at most the first 4096 bytes of a name.
+    long_name = "a" * 5000 + "z"
+    out, _ = expect_run("regex name bound", ["explain", "--inline", "re:z$ tail; re:^a head", "-",
+                                             long_name], 0, cwd=tmp)
+    expect("regex name bound: label", "  label:      head\n" in out, out[-400:])
+
+
+def test_control_bytes(tmp):
+    """Control bytes in names, rules, labels and paths are shown as \\xNN, never raw."""
+    name = "_Z6ev\x1bil\x7fPf"  # demangles to ev<ESC>il<DEL>(float*)
+    out, err = expect_run("explain control bytes",
+                          ["explain", "--inline", '_Z* "d={demangled}\t{mangled}"', "-",
+                           name, "red\x1b[31mkernel"], 0)
+    want = ("_Z6ev\\x1bil\\x7fPf\n"
+            "  mangled:    _Z6ev\\x1bil\\x7fPf\n"
+            "  demangled:  ev\\x1bil\\x7f(float*)\n"
+            "  function:   ev\\x1bil\\x7f\n"
+            '  rule:       NVTXCORR_LABELS_INLINE:1: _Z* "d={demangled}\\x09{mangled}"\n'
+            "  label:      d=ev\\x1bil\\x7f(float*)\\x09_Z6ev\\x1bil\\x7fPf\n")
+    expect("explain control bytes: escaped", out.startswith(want), f"{out!r}\nwant {want!r}")
+    expect("explain control bytes: default label", "  label:      red\\x1b[31mkernel\n" in out,
+           repr(out))
+    expect("explain control bytes: nothing raw",
+           not any(ord(c) < 0x20 and c != "\n" or ord(c) == 0x7F for c in out + err),
+           repr(out + err))
+    path = os.path.join(tmp, "a\x1b[2Jb.conf")
+    with open(path, "w") as f:
+        f.write('x "l\x1b[2J" colour=#FFFFFF\n')
+    expect_run("check control bytes", ["check", os.path.basename(path)], 1, cwd=tmp, stdout="",
+               stderr="nvtxcorr: error: a\\x1b[2Jb.conf:1: unknown option 'colour'\n")
+
+
 def main():
     test_check_fixtures()
     with tempfile.TemporaryDirectory() as tmp:
         test_check_files(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_regex_budgets(tmp)
+    with tempfile.TemporaryDirectory() as tmp:
+        test_control_bytes(tmp)
     test_inline()
     test_env()
     test_explain()

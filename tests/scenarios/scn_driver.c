@@ -11,6 +11,7 @@
  *   graphs    stream capture, explicit construction, instantiate on every driver path,
  *             update, destroy and handle reuse, cross-thread launch
  *   many N    N distinct kernels, each launched twice; `manygraphs N`: N graphs
+ *   named NAME...  a kernel of each NAME (bytes as given: control bytes too), launched once
  *
  * It prints "rc <what> <CUresult>" per call and the fake driver's counters, for run_tests.py
  * to compare with what the NVTX recorder saw. */
@@ -259,6 +260,12 @@ int main(int argc, char **argv)
             for (int j = 0; j < 2; j++)
                 if (cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
                     return 4;
+        }
+    } else if (!strcmp(mode, "named")) {
+        for (int i = 2; i < argc; i++) {
+            CUfunction f;
+            if (fakecuda_make_function(argv[i], &f) != 0) return 3;
+            CHECK("named", cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
         }
     } else {
         CUfunction k[3] = {add1, flash, triton};
