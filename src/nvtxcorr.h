@@ -57,8 +57,18 @@ typedef struct nvtxcorr_hook {
     const char *public_name; /* name given to cuGetProcAddress; NULL for runtime hooks */
     int version;             /* driver ABI version (first cudaVersion returning it) */
     int ptsz;
-    void *hook; /* our wrapper, exported under `symbol` */
+    void *hook; /* our wrapper, by its local address (NVTXCORR_LOCAL_ALIAS) */
 } nvtxcorr_hook_t;
+
+/* Every hook also has a hidden alias, nvtxcorr_local_<symbol>, and the hook table holds that.
+ * The exported name is interposable: a reference to it from inside this library resolves to
+ * the first definition in the process, which is another interposer's wrapper when one is
+ * preloaded before us or defined by the executable (a tracer, HAMi-core). Handing that
+ * wrapper back to its own dlsym(libcuda, ...) makes it call itself until the stack overflows.
+ * A hidden symbol is bound at link time to our own code. */
+#define NVTXCORR_LOCAL_ALIAS(sym)                                                                  \
+    extern __typeof__(sym) nvtxcorr_local_##sym __attribute__((alias(#sym), visibility("hidde"     \
+                                                                                       "n")));
 
 extern const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT];
 extern void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];

@@ -17,9 +17,17 @@
 
 void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
 
+/* The hooks by their hidden aliases (NVTXCORR_LOCAL_ALIAS): never another library's
+ * definition of the same name. Declared with a placeholder type, used only as addresses. */
+#define DRIVER(kind, sym, ...)                                                                     \
+    void nvtxcorr_local_##sym(void) __attribute__((visibility("hidden")));
+#define RUNTIME DRIVER
+#include "hooks.def"
+
 const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT] = {
-#define DRIVER(kind, sym, pub, ver, ptsz, ...) {#sym, #pub, ver, ptsz, (void *)sym},
-#define RUNTIME(kind, sym, ptsz, ...) {#sym, NULL, 0, ptsz, (void *)sym},
+#define DRIVER(kind, sym, pub, ver, ptsz, ...)                                                     \
+    {#sym, #pub, ver, ptsz, (void *)nvtxcorr_local_##sym},
+#define RUNTIME(kind, sym, ptsz, ...) {#sym, NULL, 0, ptsz, (void *)nvtxcorr_local_##sym},
 #include "hooks.def"
 };
 
