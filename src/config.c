@@ -22,6 +22,11 @@ static const char *nonempty(const char *v)
     return v && *v ? v : NULL;
 }
 
+int nvtxcorr_config_disabled(void)
+{
+    return !truthy(getenv(NVTXCORR_ENV_ENABLE));
+}
+
 void nvtxcorr_config_read(void)
 {
     nvtxcorr_config_t c = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};

@@ -38,6 +38,8 @@ typedef struct nvtxcorr_config {
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
+/* Whether the environment says disabled, read without initialising (nvtxcorr_claim_nowait). */
+int nvtxcorr_config_disabled(void);
 
 /* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
 void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,6 +85,11 @@ static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
 /* Returns our hook for slot `id` if `real` is (or can become) that slot's real function,
  * else `real` itself: a second, different implementation is passed through untouched. */
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real);
+/* The same without ever waiting for initialisation, for dlsym: a library constructor calls it
+ * with the loader lock held, which initialisation on another thread may be waiting for (it
+ * dlopens the NVTX tool). Before initialisation it claims the slot and returns our hook,
+ * unless the environment already says disabled. */
+void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real);
 /* The slot whose hook `fn` is, or -1. */
 int nvtxcorr_slot_of_hook(const void *fn);
 /* The glibc dlsym behind our override (dlsym.c). */
