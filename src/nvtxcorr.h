@@ -22,7 +22,13 @@
 #define NVTXCORR_NO_SANITIZE __attribute__((no_sanitize("address", "undefined")))
 
 /* ---- configuration (config.c): every environment variable is read there, once ---- */
-enum { NVTXCORR_LOG_ERROR = 0, NVTXCORR_LOG_WARN, NVTXCORR_LOG_INFO, NVTXCORR_LOG_DEBUG };
+enum {
+    NVTXCORR_LOG_SILENT = -1, /* secure execution */
+    NVTXCORR_LOG_ERROR = 0,
+    NVTXCORR_LOG_WARN,
+    NVTXCORR_LOG_INFO,
+    NVTXCORR_LOG_DEBUG
+};
 enum { NVTXCORR_LABEL_TEXT_MAX = 256 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
 

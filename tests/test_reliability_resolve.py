@@ -3,7 +3,9 @@ preload order, or a wrapper defined by the executable itself), start-up that mus
 deadlock against the dynamic loader, and secure-execution (setuid) processes."""
 import os
 import re
+import shutil
 import subprocess
+import tempfile
 
 from harness import KERNELS6, VARIANTS, check, check_balanced, check_rcs_zero, scenario
 
@@ -83,3 +85,58 @@ def test_startup_dlsym_in_constructor(env):
     check_balanced(run)
     check(run.labels() == ["add1", "add1"], f"labels {run.labels()}")
     check(run.count("cuLaunchKernel") == 2, f"{run.counts}")
+
+
+@scenario
+def test_setuid_reads_no_environment(env):
+    """Loaded into a set-user-ID program run by an unprivileged user (secure execution,
+    AT_SECURE), nvtxcorr must not act on that user's environment: no NVTX tool loaded (it
+    would run as root), no label file read (a root-only file, whose lines the parser would
+    echo in its errors), nothing printed, launches unchanged.
+
+    Exercised for real: a copy of scn_secure owned by root with the set-user-ID bit, in a
+    temporary directory, run as uid/gid 65534 with setpriv. scn_secure links libnvtxcorr.so
+    ahead of libcuda.so.1, which loads it the way /etc/ld.so.preload would (LD_PRELOAD paths
+    are ignored in secure execution). Needs root and setpriv; skipped otherwise."""
+    setpriv = shutil.which("setpriv")
+    if os.geteuid() != 0 or setpriv is None:
+        print("skipped: needs root and setpriv to install and run a set-user-ID program")
+        return
+    prog = env.prog("scn_secure")
+    with tempfile.TemporaryDirectory() as tmp:
+        if os.statvfs(tmp).f_flag & os.ST_NOSUID:
+            print(f"skipped: {tmp} is mounted nosuid")
+            return
+        os.chmod(tmp, 0o755)
+        secret = os.path.join(tmp, "secret.conf")
+        with open(secret, "w") as f:
+            f.write("SECRET-LINE-7f3a [[[\n")
+        os.chmod(secret, 0o600)
+        rec = os.path.join(tmp, "root-only", "nvtx.log")
+        os.mkdir(os.path.dirname(rec), 0o700)
+        e = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NVTXCORR": "1",
+             "NVTXCORR_LOG": "debug", "NVTXCORR_LABELS": secret,
+             "NVTX_INJECTION64_PATH": env.recorder, "NVTXREC_OUT": rec}
+        # Control: the same environment in an ordinary process does load the tool.
+        plain = subprocess.run([prog], env=e, capture_output=True, text=True, timeout=60)
+        check(plain.returncode == 0 and "secure 0" in plain.stdout and os.path.exists(rec),
+              f"control run did not use the tool: {plain.stdout} {plain.stderr}")
+        os.remove(rec)
+        suid = os.path.join(tmp, "scn_secure")
+        shutil.copy(prog, suid)
+        os.chown(suid, 0, 0)
+        os.chmod(suid, 0o4755)
+        p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", suid],
+                           env=e, capture_output=True, text=True, timeout=60)
+        check("secure 1" in p.stdout, f"not started in secure-execution mode: rc "
+              f"{p.returncode}: {p.stdout} {p.stderr}")
+        check(p.returncode == 0, f"rc {p.returncode}: {p.stdout} {p.stderr}")
+        check(re.findall(r"^rc (\S+) (-?\d+)$", p.stdout, re.M) == [("cuLaunchKernel", "0")] * 2,
+              f"launches: {p.stdout}")
+        problems = []
+        if os.path.exists(rec):
+            problems.append("the NVTX tool named by the caller ran as root, recorded: " +
+                            repr(open(rec).read()[-300:]))
+        if p.stderr:
+            problems.append(f"printed in a set-user-ID process: {p.stderr!r}")
+        check(not problems, "\n".join(problems))
