@@ -1,9 +1,17 @@
 /* Every environment variable nvtxcorr reads, read here and only here, once, during lazy
- * initialisation (docs/configuration.md lists them). getenv only: no file is touched while
- * the library is disabled. */
+ * initialisation (docs/configuration.md lists them). the environment only: no file is touched while
+ * the library is disabled.
+ *
+ * A set-user-ID or set-group-ID program, or one that gained file capabilities, runs in secure
+ * execution (AT_SECURE): its environment comes from a less privileged caller, who must not
+ * choose a library for it to load (NVTX_INJECTION64_PATH) or a file for it to read and echo
+ * (NVTXCORR_LABELS). There nvtxcorr reads no variable at all and stays a silent pass-through.
+ * secure_getenv is a second guard: it returns NULL in that mode. */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/auxv.h>
 
 #include <nvtxcorr/nvtxcorr.h>
 
@@ -22,17 +30,32 @@ static const char *nonempty(const char *v)
     return v && *v ? v : NULL;
 }
 
+static int secure_execution(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+int nvtxcorr_config_disabled(void)
+{
+    return secure_execution() || !truthy(secure_getenv(NVTXCORR_ENV_ENABLE));
+}
+
 void nvtxcorr_config_read(void)
 {
     nvtxcorr_config_t c = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
     const char *v;
 
-    c.enabled = truthy(getenv(NVTXCORR_ENV_ENABLE));
+    if (secure_execution()) { /* pass-through, and not even an error message */
+        c.log_level = NVTXCORR_LOG_SILENT;
+        nvtxcorr_config = c;
+        return;
+    }
+    c.enabled = truthy(secure_getenv(NVTXCORR_ENV_ENABLE));
     if (!c.enabled) { /* inert: nothing else is read, validated or reported */
         nvtxcorr_config = c;
         return;
     }
-    if ((v = getenv(NVTXCORR_ENV_LOG)) != NULL) {
+    if ((v = secure_getenv(NVTXCORR_ENV_LOG)) != NULL) {
         static const char *const levels[] = {"error", "warn", "info", "debug"};
         int found = 0;
         for (int i = 0; i < 4; i++)
@@ -43,10 +66,10 @@ void nvtxcorr_config_read(void)
                          "NVTXCORR_LOG=%s: unknown level (error, warn, info, debug); using error",
                          v);
     }
-    c.labels = nonempty(getenv(NVTXCORR_ENV_LABELS));
-    c.labels_inline = nonempty(getenv(NVTXCORR_ENV_LABELS_INLINE));
-    c.injection = nonempty(getenv("NVTX_INJECTION64_PATH"));
-    if ((v = nonempty(getenv(NVTXCORR_ENV_CAPTURE))) != NULL) {
+    c.labels = nonempty(secure_getenv(NVTXCORR_ENV_LABELS));
+    c.labels_inline = nonempty(secure_getenv(NVTXCORR_ENV_LABELS_INLINE));
+    c.injection = nonempty(secure_getenv("NVTX_INJECTION64_PATH"));
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_CAPTURE))) != NULL) {
         if (!strcasecmp(v, "mark"))
             c.capture = NVTXCORR_CAPTURE_MARK;
         else if (!strcasecmp(v, "skip"))
@@ -57,6 +80,6 @@ void nvtxcorr_config_read(void)
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
                          "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
     }
-    if ((v = nonempty(getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL) c.graph_marks = truthy(v);
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL) c.graph_marks = truthy(v);
     nvtxcorr_config = c;
 }

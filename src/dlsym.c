@@ -48,13 +48,15 @@ NVTXCORR_NO_SANITIZE void *nvtxcorr_real_dlsym(void *handle, const char *name)
     return f(handle, name);
 }
 
-/* Every handle but RTLD_NEXT: glibc answers; a hooked name gets its hook. */
+/* Every handle but RTLD_NEXT: glibc answers; a hooked name gets its hook. Never waits for
+ * initialisation: library constructors call dlsym holding the loader lock, and initialisation
+ * on another thread needs that lock to load the NVTX tool (e2e.startup-dlsym-in-constructor). */
 NVTXCORR_NO_SANITIZE __attribute__((visibility("hidden"))) void *
 nvtxcorr_dlsym_lookup(void *handle, const char *name)
 {
     void *p = nvtxcorr_real_dlsym(handle, name);
     int id = p ? nvtxcorr_slot_of_symbol(name) : -1;
-    return id < 0 ? p : nvtxcorr_claim((nvtxcorr_slot_id_t)id, p);
+    return id < 0 ? p : nvtxcorr_claim_nowait((nvtxcorr_slot_id_t)id, p);
 }
 
 #if defined(__x86_64__)

@@ -20,7 +20,8 @@
  * anything else (not yet initialised, slot not yet resolved, an outermost active launch)
  * goes to the C body. In C, GCC cannot forward an 11-argument call without saving argument
  * registers and copying the stack arguments first, which is most of the disabled-mode cost
- * (docs/performance.md). Elsewhere the C body is the exported symbol itself. */
+ * (docs/performance.md). Elsewhere the C body is the exported symbol itself. Either way the
+ * entry has a second, hidden name, nvtxcorr_local_<sym>, for the hook table (nvtxcorr.h). */
 #if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
@@ -29,7 +30,11 @@
     {                                                                                              \
         __asm__ volatile(".pushsection .text\n"                                                    \
                          ".globl " #sym "\n"                                                       \
-                         ".type " #sym ", @function\n" #sym ":\n"                                  \
+                         ".type " #sym ", @function\n"                                             \
+                         ".globl nvtxcorr_local_" #sym "\n"                                        \
+                         ".hidden nvtxcorr_local_" #sym "\n"                                       \
+                         ".type nvtxcorr_local_" #sym ", @function\n"                              \
+                         "nvtxcorr_local_" #sym ":\n" #sym ":\n"                                   \
                          "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                           \
                          "    testq %%rax, %%rax\n"                                                \
                          "    jz nvtxcorr_body_" #sym "\n"                                         \
@@ -43,6 +48,7 @@
                          "    je nvtxcorr_body_" #sym "\n"                                         \
                          "1:  jmp *%%rax\n"                                                        \
                          ".size " #sym ", .-" #sym "\n"                                            \
+                         ".size nvtxcorr_local_" #sym ", .-" #sym "\n"                             \
                          ".popsection\n"                                                           \
                          :                                                                         \
                          : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
@@ -51,7 +57,7 @@
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT
-#define NVTXCORR_LAUNCH_STUB(sym)
+#define NVTXCORR_LAUNCH_STUB(sym) NVTXCORR_LOCAL_ALIAS(sym)
 #endif
 
 #define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)         \
@@ -82,7 +88,8 @@
         }                                                                                          \
         nvtxcorr_leave();                                                                          \
         return r;                                                                                  \
-    }
+    }                                                                                              \
+    NVTXCORR_LOCAL_ALIAS(sym)
 
 /* Name tracking and unloads act at any depth: cudart loads modules lazily from inside a
  * launch, and those names are the only ones an old driver gives. Both are idempotent. */
@@ -94,7 +101,8 @@
         R r = real args;                                                                           \
         after;                                                                                     \
         return r;                                                                                  \
-    }
+    }                                                                                              \
+    NVTXCORR_LOCAL_ALIAS(sym)
 
 /* Destroy forgets the handle before the real call: once destroyed, the handle may be reused
  * by an instantiation on another thread, whose record must not be dropped. */
@@ -106,7 +114,8 @@
             before;                                                                                \
         }                                                                                          \
         return real args;                                                                          \
-    }
+    }                                                                                              \
+    NVTXCORR_LOCAL_ALIAS(sym)
 
 /* The kinds of hooks.def, written once for both layers. A file that includes this header
  * first defines its layer's result type and codes:

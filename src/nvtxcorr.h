@@ -23,7 +23,13 @@
 #define NVTXCORR_NO_SANITIZE __attribute__((no_sanitize("address", "undefined", "thread")))
 
 /* ---- configuration (config.c): every environment variable is read there, once ---- */
-enum { NVTXCORR_LOG_ERROR = 0, NVTXCORR_LOG_WARN, NVTXCORR_LOG_INFO, NVTXCORR_LOG_DEBUG };
+enum {
+    NVTXCORR_LOG_SILENT = -1, /* secure execution */
+    NVTXCORR_LOG_ERROR = 0,
+    NVTXCORR_LOG_WARN,
+    NVTXCORR_LOG_INFO,
+    NVTXCORR_LOG_DEBUG
+};
 enum { NVTXCORR_LABEL_TEXT_MAX = 256 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
 
@@ -39,6 +45,8 @@ typedef struct nvtxcorr_config {
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
+/* Whether the environment says disabled, read without initialising (nvtxcorr_claim_nowait). */
+int nvtxcorr_config_disabled(void);
 
 /* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
 void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -58,8 +66,18 @@ typedef struct nvtxcorr_hook {
     const char *public_name; /* name given to cuGetProcAddress; NULL for runtime hooks */
     int version;             /* driver ABI version (first cudaVersion returning it) */
     int ptsz;
-    void *hook; /* our wrapper, exported under `symbol` */
+    void *hook; /* our wrapper, by its local address (NVTXCORR_LOCAL_ALIAS) */
 } nvtxcorr_hook_t;
+
+/* Every hook also has a hidden alias, nvtxcorr_local_<symbol>, and the hook table holds that.
+ * The exported name is interposable: a reference to it from inside this library resolves to
+ * the first definition in the process, which is another interposer's wrapper when one is
+ * preloaded before us or defined by the executable (a tracer, HAMi-core). Handing that
+ * wrapper back to its own dlsym(libcuda, ...) makes it call itself until the stack overflows.
+ * A hidden symbol is bound at link time to our own code. */
+#define NVTXCORR_LOCAL_ALIAS(sym)                                                                  \
+    extern __typeof__(sym) nvtxcorr_local_##sym __attribute__((alias(#sym), visibility("hidde"     \
+                                                                                       "n")));
 
 extern const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT];
 extern void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
@@ -74,6 +92,11 @@ static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
 /* Returns our hook for slot `id` if `real` is (or can become) that slot's real function,
  * else `real` itself: a second, different implementation is passed through untouched. */
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real);
+/* The same without ever waiting for initialisation, for dlsym: a library constructor calls it
+ * with the loader lock held, which initialisation on another thread may be waiting for (it
+ * dlopens the NVTX tool). Before initialisation it claims the slot and returns our hook,
+ * unless the environment already says disabled. */
+void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real);
 /* The slot whose hook `fn` is, or -1. */
 int nvtxcorr_slot_of_hook(const void *fn);
 /* The glibc dlsym behind our override (dlsym.c). */

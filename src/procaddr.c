@@ -16,6 +16,7 @@ NVTXCORR_EXPORT CUresult CUDAAPI cuGetProcAddress(const char *symbol, void **pfn
     if (r == CUDA_SUCCESS && pfn) *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
     return r;
 }
+NVTXCORR_LOCAL_ALIAS(cuGetProcAddress)
 
 NVTXCORR_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **pfn, int version,
                                                      cuuint64_t flags,
@@ -27,6 +28,7 @@ NVTXCORR_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char *symbol, void **
     if (r == CUDA_SUCCESS && pfn) *pfn = nvtxcorr_wrap_driver(symbol, version, flags, *pfn);
     return r;
 }
+NVTXCORR_LOCAL_ALIAS(cuGetProcAddress_v2)
 
 /* cudaEnableDefault leaves the variant to how the runtime was compiled, which we cannot see:
  * ask the driver which variant this pointer is. */
@@ -56,7 +58,8 @@ static unsigned long long driver_flags(const char *symbol, int version, unsigned
                 nvtxcorr_wrap_driver(symbol, v, driver_flags(symbol, v, flags, ptsz, *pfn), *pfn); \
         }                                                                                          \
         return r;                                                                                  \
-    }
+    }                                                                                              \
+    NVTXCORR_LOCAL_ALIAS(sym)
 
 ENTRY_POINT(cudaGetDriverEntryPoint, 0,
             (const char *symbol, void **pfn, unsigned long long flags,

@@ -17,9 +17,17 @@
 
 void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
 
+/* The hooks by their hidden aliases (NVTXCORR_LOCAL_ALIAS): never another library's
+ * definition of the same name. Declared with a placeholder type, used only as addresses. */
+#define DRIVER(kind, sym, ...)                                                                     \
+    void nvtxcorr_local_##sym(void) __attribute__((visibility("hidden")));
+#define RUNTIME DRIVER
+#include "hooks.def"
+
 const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT] = {
-#define DRIVER(kind, sym, pub, ver, ptsz, ...) {#sym, #pub, ver, ptsz, (void *)sym},
-#define RUNTIME(kind, sym, ptsz, ...) {#sym, NULL, 0, ptsz, (void *)sym},
+#define DRIVER(kind, sym, pub, ver, ptsz, ...)                                                     \
+    {#sym, #pub, ver, ptsz, (void *)nvtxcorr_local_##sym},
+#define RUNTIME(kind, sym, ptsz, ...) {#sym, NULL, 0, ptsz, (void *)nvtxcorr_local_##sym},
 #include "hooks.def"
 };
 
@@ -118,21 +126,41 @@ void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id)
     return p;
 }
 
-void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
+/* Stores `real` in slot `id` (the first one wins) and returns our hook, or `real` itself when
+ * the slot already holds another implementation. */
+static void *claim_slot(nvtxcorr_slot_id_t id, void *real)
 {
-    void *hook = nvtxcorr_hooks[id].hook;
-    if (real == NULL || real == hook || nvtxcorr_slot_of_hook(real) >= 0) return real;
-    /* Disabled or no NVTX tool: hand out the real function, so that path costs nothing. */
-    if (!nvtxcorr_active()) return real;
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real)) {
         pin(real);
-        return hook;
+        return nvtxcorr_hooks[id].hook;
     }
-    if (expected == real) return hook;
-    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
-                 nvtxcorr_hooks[id].symbol, real);
+    if (expected == real) return nvtxcorr_hooks[id].hook;
+    /* Before initialisation the configuration (the log level) is still being written. */
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) != NVTXCORR_MODE_UNINIT)
+        nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
+                     nvtxcorr_hooks[id].symbol, real);
     return real;
+}
+
+void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
+{
+    if (real == NULL || nvtxcorr_slot_of_hook(real) >= 0) return real;
+    /* Disabled or no NVTX tool: hand out the real function, so that path costs nothing. */
+    if (!nvtxcorr_active()) return real;
+    return claim_slot(id, real);
+}
+
+void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real)
+{
+    if (real == NULL || nvtxcorr_slot_of_hook(real) >= 0) return real;
+    int mode = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
+    if (mode == NVTXCORR_MODE_PASSTHROUGH ||
+        (mode == NVTXCORR_MODE_UNINIT && nvtxcorr_config_disabled()))
+        return real;
+    /* Active, or not known yet: our hook, which forwards if the library turns out to be
+     * pass-through. */
+    return claim_slot(id, real);
 }
 
 void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags, void *fn)

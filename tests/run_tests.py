@@ -5,14 +5,18 @@ usage: run_tests.py --build DIR [--list] [--skip NAME]... [scenario ...]   (none
 CTest runs one scenario per test. The last line is "N passed, N failed".
 """
 import argparse
+import glob
+import importlib
+import os
 import sys
 import traceback
 
 import harness
-import test_core  # noqa: F401  (registers scenarios)
-import test_graphs  # noqa: F401
-import test_labels_e2e  # noqa: F401
-import test_reliability_labels  # noqa: F401
+
+# Every tests/test_*.py registers its scenarios when imported.
+HERE = os.path.dirname(os.path.abspath(__file__))
+for _path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
+    importlib.import_module(os.path.basename(_path)[:-3])
 
 
 def main():

@@ -20,6 +20,8 @@
  * NVTXREC_MODE=noop registers callbacks that only return (domain and string handles are still
  * real, non-NULL and distinct) and writes nothing: the "no-op tool" of the overhead benchmark.
  * NVTXREC_FAIL_INIT=1 makes InitializeInjectionNvtx2 return 0 (a tool that fails to load).
+ * NVTXREC_INIT_SLEEP_MS=n makes InitializeInjectionNvtx2 a slow tool's: it sleeps n ms, then
+ * uses the dynamic loader (dlopen), as real tools do when they load their back ends.
  */
 #define _GNU_SOURCE
 #define NVTX_NO_IMPL /* a tool: the types and declarations, none of the inline implementation */
@@ -27,11 +29,13 @@
 
 #include "nvtx_recorder.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define REC_MAGIC_DOMAIN 0x444f4d4eu
 #define REC_MAGIC_STRING 0x53545247u
@@ -351,6 +355,15 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
     const char *fail = getenv("NVTXREC_FAIL_INIT");
     if (fail != NULL && strcmp(fail, "1") == 0) return 0;
     if (getExportTable == NULL) return 0;
+    const char *sleep_ms = getenv("NVTXREC_INIT_SLEEP_MS");
+    if (sleep_ms != NULL && atoi(sleep_ms) > 0) {
+        int ms = atoi(sleep_ms);
+        struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+        while (nanosleep(&ts, &ts) != 0) {
+        }
+        void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+        if (h != NULL) dlclose(h);
+    }
     pthread_once(&once, rec_setup);
 
     const NvtxExportTableCallbacks *cb = getExportTable(NVTX_ETID_CALLBACKS);
