@@ -1,18 +1,22 @@
-/* nvtxcorr-tool: the `nvtxcorr check` and `nvtxcorr explain` commands (the nvtxcorr launcher
- * script execs this binary with the subcommand). Both load a label table through the same
- * parser and matcher the preload library uses, so what `check` accepts is exactly what a
- * profiled process will load, and `explain` shows the label a kernel will get.
- * Exit status: 0 success, 1 the table has errors, 2 usage error. */
+/* nvtxcorr-tool: the `nvtxcorr check`, `explain`, `doctor` (src/doctor.c) and `--version`
+ * commands (the nvtxcorr launcher script execs this binary with the subcommand). Both load a label
+ * table through the same parser and matcher the preload library uses, so what `check` accepts is
+ * exactly what a profiled process will load, and `explain` shows the label a kernel will get. Exit
+ * status: 0 success, 1 the table has errors, 2 usage error. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <nvtxcorr/version.h>
 
+#include "doctor.h"
 #include "labels.h"
 #include "names.h"
 
 static const char usage_text[] =
     "usage: nvtxcorr check [--inline RULES] [FILE]\n"
     "       nvtxcorr explain [--inline RULES] FILE|- NAME...\n"
+    "       nvtxcorr doctor [--labels FILE] [--labels-inline RULES]\n"
+    "       nvtxcorr --version\n"
     "\n"
     "check    validate a label table: prints every error, or \"FILE: N rules OK\".\n"
     "         With neither FILE nor --inline, checks what $NVTXCORR_LABELS_INLINE and\n"
@@ -21,6 +25,8 @@ static const char usage_text[] =
     "         category for each NAME: a kernel name as the driver reports it (mangled or\n"
     "         plain), or graph:DESCRIPTOR, e.g. \"graph:graph#3 nodes=40 kernels=36\n"
     "         sig=9f2c01ab top=flash_fwd_kernel\". FILE - means inline rules only.\n"
+    "doctor   what nvtxcorr finds here, one line each: library, NVTX tool, CUDA driver,\n"
+    "         label table, CUPTI. Always exits 0.\n"
     "--inline RULES   rules as in $NVTXCORR_LABELS_INLINE (';'-separated), tried first.\n"
     "\n"
     "The format is described in docs/labels.md.\n";
@@ -260,6 +266,11 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         return 0;
     }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("nvtxcorr %s\n", NVTXCORR_VERSION_STRING);
+        return 0;
+    }
+    if (strcmp(argv[1], "doctor") == 0) return nvtxcorr_doctor(argc - 1, argv + 1);
     rest = calloc((size_t)argc, sizeof(*rest));
     if (!rest) return 1;
     for (int i = 2; i < argc; i++) {
@@ -293,7 +304,7 @@ int main(int argc, char **argv)
     else if (strcmp(argv[1], "explain") == 0)
         rc = cmd_explain(inline_rules, have_inline, nrest, rest);
     else
-        rc = usage("unknown command (expected check or explain)");
+        rc = usage("unknown command (expected check, explain or doctor)");
     free(rest);
     return rc;
 }

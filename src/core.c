@@ -3,10 +3,15 @@
  * (NVTXCORR set and an NVTX tool attached) or PASSTHROUGH, in which every hook is a plain
  * forward. A hook re-entered on the initialising thread (an NVTX tool that calls CUDA while
  * it loads) passes through instead of waiting for itself. */
+#include <nvtxcorr/version.h>
 #include <pthread.h>
 
 #include "labels.h"
 #include "nvtxcorr.h"
+
+/* The version, readable in the file without loading it (`nvtxcorr doctor` looks for it; so
+ * does `strings libnvtxcorr.so | grep '@(#)'`), after the SCCS what(1) convention. */
+__attribute__((used)) static const char version_tag[] = "@(#)nvtxcorr " NVTXCORR_VERSION_STRING;
 
 _Atomic int nvtxcorr_mode;
 __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
@@ -53,9 +58,10 @@ static void initialise(void)
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_INFO)) {
         char paths[768];
         nvtxcorr_describe_paths(paths, sizeof paths);
-        nvtxcorr_log(NVTXCORR_LOG_INFO, "%s; labels: %zu rules; capture: %s; %s", why,
+        nvtxcorr_log(NVTXCORR_LOG_INFO, "%s; labels: %zu rules; capture: %s; %s; version %s", why,
                      nvtxcorr_table ? nvtxcorr_labels_rule_count(nvtxcorr_table) : (size_t)0,
-                     (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths);
+                     (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
+                     NVTXCORR_VERSION_STRING);
     }
     if (mode == NVTXCORR_MODE_ACTIVE) pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);

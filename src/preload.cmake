@@ -20,7 +20,7 @@ function(nvtxcorr_preload_library target outdir)
     C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${outdir})
   add_dependencies(${target} nvtxcorr_exports)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-    ${PROJECT_SOURCE_DIR}/include)
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
   # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
   # a CUDA or NVTX library.
   target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

@@ -15,6 +15,12 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SCENARIOS = {}
+# Built by nvcc: absent when the build had no CUDA toolkit (headers from the wheels).
+NVCC_PROGRAMS = ("app_shared", "app_ptds", "app_static", "libmodel.so")
+
+
+class Skip(Exception):
+    """A scenario that cannot run here; the runner prints "skipped: <reason>"."""
 
 
 def scenario(fn):
@@ -94,7 +100,10 @@ class Env:
         self.recorder = os.path.join(self.fakes, "libnvtx_recorder.so")
 
     def prog(self, name):
-        return os.path.join(self.bin, name)
+        path = os.path.join(self.bin, name)
+        if name in NVCC_PROGRAMS and not os.path.exists(path):
+            raise Skip("no nvcc")
+        return path
 
     def run(self, argv, preload=True, enabled=True, tool=True, env=None, timeout=120,
             preload_value=None):

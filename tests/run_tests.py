@@ -2,7 +2,8 @@
 """Runs the end-to-end scenarios of tests/test_*.py against a build directory.
 
 usage: run_tests.py --build DIR [--list] [--skip NAME]... [scenario ...]   (none: all)
-CTest runs one scenario per test. The last line is "N passed, N failed".
+CTest runs one scenario per test. The last line is "N passed, N failed[, N skipped]"; a
+scenario that cannot run here (no nvcc) prints "SKIP name: skipped: why" and does not fail.
 """
 import argparse
 import glob
@@ -31,7 +32,7 @@ def main():
         return 0
     env = harness.Env(args.build)
     names = [n for n in (args.names or sorted(harness.SCENARIOS)) if n not in args.skip]
-    passed = failed = 0
+    passed = failed = skipped = 0
     for name in names:
         fn = harness.SCENARIOS.get(name)
         if fn is None:
@@ -42,12 +43,15 @@ def main():
             fn(env)
             print(f"PASS {name}")
             passed += 1
+        except harness.Skip as e:
+            print(f"SKIP {name}: skipped: {e}")
+            skipped += 1
         except Exception as e:  # noqa: BLE001 - report every failure, keep going
             print(f"FAIL {name}: {e}")
             if not isinstance(e, AssertionError):
                 traceback.print_exc()
             failed += 1
-    print(f"{passed} passed, {failed} failed")
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
     return 1 if failed else 0
 
 

@@ -7,9 +7,8 @@
 #ifndef NVTXCORR_NVTXCORR_H
 #define NVTXCORR_NVTXCORR_H
 
-#define NVTXCORR_VERSION_MAJOR 0
-#define NVTXCORR_VERSION_MINOR 1
-#define NVTXCORR_VERSION_PATCH 0
+/* NVTXCORR_VERSION_MAJOR/_MINOR/_PATCH and NVTXCORR_VERSION_STRING. */
+#include <nvtxcorr/version.h>
 
 /* Every range and mark is in this NVTX domain: ncu --nvtx-include "nvtxcorr@<label>/". */
 #define NVTXCORR_DOMAIN "nvtxcorr"

@@ -1,0 +1,45 @@
+# Where cuda.h, cuda_runtime_api.h, cudaTypedefs.h and NVTX3 come from. Only headers are used
+# (libnvtxcorr.so carries no NEEDED entry on a CUDA or NVTX library), so a CUDA toolkit is not
+# required: without one, or with NVTXCORR_HEADERS_FROM_WHEELS=ON, the headers come from PyPI's
+# nvidia-cuda-runtime and nvidia-nvtx wheels installed for Python3_EXECUTABLE (the wheel build
+# lists them as build requirements; scripts/test installs them into build/venv).
+# Either way the result is CUDAToolkit_INCLUDE_DIRS and the target CUDA::nvtx3, as
+# FindCUDAToolkit gives them; CUDAToolkit_NVCC_EXECUTABLE is empty without a toolkit.
+option(NVTXCORR_HEADERS_FROM_WHEELS
+  "Take the CUDA and NVTX headers from the nvidia-cuda-runtime/nvidia-nvtx wheels, not a toolkit"
+  OFF)
+
+if(NOT NVTXCORR_HEADERS_FROM_WHEELS)
+  find_package(CUDAToolkit QUIET)
+endif()
+
+if(NVTXCORR_HEADERS_FROM_WHEELS OR NOT CUDAToolkit_FOUND)
+  # CUDA 13 wheels put headers in nvidia/cu13/include, CUDA 12 ones in nvidia/<name>/include.
+  execute_process(
+    COMMAND ${Python3_EXECUTABLE} -c [=[
+import glob, os, sys
+def find(rel):
+    for base in sys.path:
+        for d in sorted(glob.glob(os.path.join(base, "nvidia", "*", "include")), reverse=True):
+            if os.path.isfile(os.path.join(d, rel)):
+                return d
+    return ""
+print(find("cuda.h") + ";" + find("nvtx3/nvToolsExt.h"), end="")
+]=]
+    OUTPUT_VARIABLE _nvtxcorr_wheel_dirs RESULT_VARIABLE _rc)
+  list(GET _nvtxcorr_wheel_dirs 0 _cuda_inc)
+  list(GET _nvtxcorr_wheel_dirs 1 _nvtx_inc)
+  if(NOT _rc EQUAL 0 OR NOT _cuda_inc OR NOT _nvtx_inc
+     OR NOT EXISTS ${_cuda_inc}/cudaTypedefs.h OR NOT EXISTS ${_cuda_inc}/cuda_runtime_api.h)
+    message(FATAL_ERROR "No CUDA toolkit, and no CUDA/NVTX headers from the wheels for "
+      "${Python3_EXECUTABLE}. Install a toolkit, or: ${Python3_EXECUTABLE} -m pip install "
+      "'nvidia-cuda-runtime>=13,<14' 'nvidia-nvtx>=13,<14' (then reconfigure).")
+  endif()
+  message(STATUS "CUDA headers from the nvidia-cuda-runtime wheel: ${_cuda_inc}")
+  message(STATUS "NVTX3 headers from the nvidia-nvtx wheel: ${_nvtx_inc}")
+  set(CUDAToolkit_INCLUDE_DIRS ${_cuda_inc})
+  set(CUDAToolkit_NVCC_EXECUTABLE "")
+  add_library(CUDA::nvtx3 INTERFACE IMPORTED)
+  set_target_properties(CUDA::nvtx3 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${_nvtx_inc}
+    INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
+endif()

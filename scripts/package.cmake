@@ -1,0 +1,28 @@
+# Documentation in the install tree, and the .deb and .tar.gz made from that same tree by
+# CPack (`cpack -G "DEB;TGZ"` in the build directory). The .deb installs under /usr: the
+# launcher finds ../lib/libnvtxcorr.so and ../libexec/nvtxcorr/nvtxcorr-tool next to itself.
+install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
+  FILES_MATCHING PATTERN "*.md" PATTERN "labels" EXCLUDE)
+
+set(NVTXCORR_MAINTAINER "nvtxcorr maintainers <nvtxcorr@users.noreply.github.com>"
+  CACHE STRING "Maintainer field of the packages")
+set(CPACK_PACKAGE_NAME nvtxcorr)
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_CONTACT ${NVTXCORR_MAINTAINER})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+  "NVTX ranges named after every CUDA kernel launch, by LD_PRELOAD")
+set(CPACK_PACKAGE_DESCRIPTION "nvtxcorr is an LD_PRELOAD library and launcher that wraps \
+every CUDA kernel launch and graph launch in an NVTX range named after the kernel (or a label \
+from a label table), so Nsight Systems and Nsight Compute timelines read as the model's \
+operations. It needs no rebuild of the application and loads no CUDA library itself.")
+set(CPACK_GENERATOR "DEB;TGZ")
+set(CPACK_SOURCE_GENERATOR "")
+set(CPACK_PACKAGE_FILE_NAME
+  "${CPACK_PACKAGE_NAME}-${PROJECT_VERSION}-${CMAKE_SYSTEM_NAME}-${CMAKE_SYSTEM_PROCESSOR}")
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+# glibc 2.34: libnvtxcorr.so defines dlsym with the GLIBC_2.34 version to interpose it.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+include(CPack)

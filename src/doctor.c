@@ -1,0 +1,232 @@
+/* `nvtxcorr doctor`: what a user needs before filing a bug, one line per thing nvtxcorr
+ * depends on at run time, each with a verdict (ok, warn, fail, unset, none, not found). It
+ * inspects; it never fails: the exit status is 0 whatever it finds (2 on a usage error).
+ * The launcher passes --library with the libnvtxcorr.so it would preload. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <link.h>
+#include <nvtxcorr/version.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "doctor.h"
+#include "labels.h"
+
+static void line(const char *what, const char *verdict, const char *detail)
+{
+    printf("%-12s %s: %s\n", what, verdict, detail);
+}
+
+/* The version the library carries as "@(#)nvtxcorr X.Y.Z" (src/core.c), read from the file:
+ * loading it here would prove nothing about the host process anyway. */
+static int library_version(const char *path, char *out, size_t size)
+{
+    static const char tag[] = "@(#)nvtxcorr ";
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int found = 0;
+
+    if (fd < 0) return 0;
+    if (fstat(fd, &st) == 0 && st.st_size > 0) {
+        void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (map != MAP_FAILED) {
+            const char *p = memmem(map, (size_t)st.st_size, tag, sizeof tag - 1);
+            if (p) {
+                const char *v = p + sizeof tag - 1, *end = (const char *)map + st.st_size;
+                size_t n = 0;
+                while (v + n < end && v[n] != '\0' && n + 1 < size)
+                    n++;
+                memcpy(out, v, n);
+                out[n] = '\0';
+                found = 1;
+            }
+            munmap(map, (size_t)st.st_size);
+        }
+    }
+    close(fd);
+    return found;
+}
+
+static void check_library(const char *path)
+{
+    char version[64], detail[4200];
+
+    if (!path || !*path || access(path, R_OK) != 0) {
+        line("library", "fail", "libnvtxcorr.so not found (build or install first, or --library)");
+        return;
+    }
+    if (!library_version(path, version, sizeof version)) {
+        snprintf(detail, sizeof detail, "%s carries no nvtxcorr version: not libnvtxcorr.so?",
+                 path);
+        line("library", "fail", detail);
+    } else if (strcmp(version, NVTXCORR_VERSION_STRING) != 0) {
+        snprintf(detail, sizeof detail, "%s, version %s, but this tool is %s: mixed installs?",
+                 path, version, NVTXCORR_VERSION_STRING);
+        line("library", "warn", detail);
+    } else if (strpbrk(path, " \t\n:")) {
+        snprintf(detail, sizeof detail,
+                 "%s, version %s, but LD_PRELOAD cannot hold a path "
+                 "with a space or a colon",
+                 path, version);
+        line("library", "fail", detail);
+    } else {
+        snprintf(detail, sizeof detail, "%s, version %s", path, version);
+        line("library", "ok", detail);
+    }
+}
+
+static void check_nvtx_tool(void)
+{
+    const char *path = getenv("NVTX_INJECTION64_PATH");
+    char detail[4200];
+
+    if (!path || !*path) {
+        line("NVTX tool", "unset",
+             "NVTX_INJECTION64_PATH is not set: nvtxcorr passes through "
+             "(nsys and ncu set it; run the program under them)");
+        return;
+    }
+    void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+        snprintf(detail, sizeof detail, "NVTX_INJECTION64_PATH=%s loads", path);
+        line("NVTX tool", "ok", detail);
+        dlclose(h);
+    } else {
+        snprintf(detail, sizeof detail, "NVTX_INJECTION64_PATH=%s does not load: %s", path,
+                 dlerror());
+        line("NVTX tool", "fail", detail);
+    }
+}
+
+static void check_driver(void)
+{
+    char detail[4200];
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+
+    if (!h) {
+        snprintf(detail, sizeof detail, "libcuda.so.1 does not load (no NVIDIA driver here?): %s",
+                 dlerror());
+        line("CUDA driver", "not found", detail);
+        return;
+    }
+    struct link_map *map = NULL;
+    const char *where = dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map ? map->l_name : "?";
+    /* cuDriverGetVersion needs no cuInit and creates no context. */
+    int (*get_version)(int *) = (int (*)(int *))dlsym(h, "cuDriverGetVersion");
+    int version = 0;
+    if (get_version && get_version(&version) == 0) {
+        snprintf(detail, sizeof detail, "%s, cuDriverGetVersion %d (CUDA %d.%d)", where, version,
+                 version / 1000, version % 1000 / 10);
+        line("CUDA driver", "ok", detail);
+    } else {
+        snprintf(detail, sizeof detail, "%s, but cuDriverGetVersion failed", where);
+        line("CUDA driver", "warn", detail);
+    }
+    dlclose(h);
+}
+
+static void report_label_error(void *ctx, const char *msg)
+{
+    (void)ctx;
+    printf("             %s\n", msg);
+}
+
+static void check_labels(const char *path, const char *inline_rules)
+{
+    char detail[4200];
+
+    if (!path) path = getenv("NVTXCORR_LABELS");
+    if (!inline_rules) inline_rules = getenv("NVTXCORR_LABELS_INLINE");
+    if (path && !*path) path = NULL;
+    if (inline_rules && !*inline_rules) inline_rules = NULL;
+    if (!path && !inline_rules) {
+        line("labels", "none",
+             "NVTXCORR_LABELS and NVTXCORR_LABELS_INLINE unset (or --labels): "
+             "ranges are named after kernels");
+        return;
+    }
+    snprintf(detail, sizeof detail, "%s%s%s", path ? path : "", path && inline_rules ? " and " : "",
+             inline_rules ? "NVTXCORR_LABELS_INLINE" : "");
+    fflush(stdout);
+    nvtxcorr_labels_t *t = nvtxcorr_labels_load(inline_rules, path, report_label_error, NULL);
+    if (t) {
+        size_t n = strlen(detail);
+        snprintf(detail + n, sizeof detail - n, ": %zu rules OK", nvtxcorr_labels_rule_count(t));
+        line("labels", "ok", detail);
+        nvtxcorr_labels_free(t);
+    } else {
+        size_t n = strlen(detail);
+        snprintf(detail + n, sizeof detail - n,
+                 ": rejected (errors above); the library would "
+                 "use default labels");
+        line("labels", "fail", detail);
+    }
+}
+
+/* CUPTI, for profile mode: the toolkit's usual places first, then the loader's search. */
+static void check_cupti(void)
+{
+    const char *home = getenv("CUDA_HOME");
+    char dirs[4][1024], detail[4200];
+    int ndirs = 0;
+
+    if (home && *home) snprintf(dirs[ndirs++], sizeof dirs[0], "%s/extras/CUPTI/lib64", home);
+    snprintf(dirs[ndirs++], sizeof dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
+    if (home && *home) snprintf(dirs[ndirs++], sizeof dirs[0], "%s/lib64", home);
+    snprintf(dirs[ndirs++], sizeof dirs[0], "/usr/local/cuda/lib64");
+    for (int i = 0; i < ndirs; i++) {
+        char pattern[sizeof dirs + 16];
+        glob_t g;
+        snprintf(pattern, sizeof pattern, "%s/libcupti.so*", dirs[i]);
+        if (glob(pattern, 0, NULL, &g) != 0) continue;
+        const char *path = g.gl_pathv[0]; /* sorted: libcupti.so before libcupti.so.N */
+        void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
+        snprintf(detail, sizeof detail, "%s %s%s", path,
+                 h ? "loads" : "does not load: ", h ? "" : dlerror());
+        line("CUPTI", h ? "ok" : "fail", detail);
+        if (h) dlclose(h);
+        globfree(&g);
+        return;
+    }
+    void *h = dlopen("libcupti.so", RTLD_LAZY | RTLD_LOCAL);
+    if (h) {
+        line("CUPTI", "ok", "libcupti.so loads from the loader's search path");
+        dlclose(h);
+    } else {
+        line("CUPTI", "not found",
+             "no libcupti.so in $CUDA_HOME/extras/CUPTI/lib64, "
+             "/usr/local/cuda/extras/CUPTI/lib64, lib64 or the loader's path: profile mode "
+             "unavailable");
+    }
+}
+
+int nvtxcorr_doctor(int argc, char **argv)
+{
+    const char *library = NULL, *labels = NULL, *inline_rules = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && strcmp(argv[i], "--library") == 0)
+            library = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--labels") == 0)
+            labels = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--labels-inline") == 0)
+            inline_rules = argv[++i];
+        else {
+            fprintf(stderr, "usage: nvtxcorr doctor [--labels FILE] [--labels-inline RULES]\n");
+            return 2;
+        }
+    }
+    printf("nvtxcorr %s\n", NVTXCORR_VERSION_STRING);
+    check_library(library);
+    check_nvtx_tool();
+    check_driver();
+    check_labels(labels, inline_rules);
+    check_cupti();
+    return 0;
+}

@@ -1,0 +1,7 @@
+/* `nvtxcorr doctor` (src/doctor.c), called by nvtxcorr-tool with argv[0] = "doctor". */
+#ifndef NVTXCORR_DOCTOR_H
+#define NVTXCORR_DOCTOR_H
+
+int nvtxcorr_doctor(int argc, char **argv);
+
+#endif

@@ -1,0 +1,226 @@
+"""Packaging scenarios: the launcher wherever it is installed or copied, and the install routes
+(installed tree, wheel, .deb/.tar.gz) run exactly as users run them."""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+
+from harness import KERNELS6, ROOT, Skip, check, check_balanced, scenario
+
+
+def copy_build_tree(env, dest):
+    """The parts of a build tree the launcher uses, as a user who copies build/ elsewhere."""
+    for sub in ("bin", "lib", "libexec"):
+        shutil.copytree(os.path.join(env.build, sub), os.path.join(dest, sub), symlinks=True)
+    return os.path.join(dest, "bin", "nvtxcorr")
+
+
+def check_refused(env, launcher, why):
+    """ld.so splits LD_PRELOAD on spaces and colons: such a path would load nothing and the
+    program would run uninstrumented, so the launcher must refuse before running it."""
+    run = env.run([launcher, env.prog("scn_driver"), "direct"], preload=False, enabled=False)
+    check(run.rc == 2, f"{why}: rc {run.rc}, stderr {run.err!r}")
+    check("nvtxcorr: error:" in run.err and "LD_PRELOAD" in run.err, f"{why}: {run.err!r}")
+    check(run.out == "" and run.labels() == [], f"{why}: the program ran: {run.out!r}")
+
+
+@scenario
+def test_launcher_prefix_with_space(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        prefix = os.path.join(tmp, "my tools")
+        subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
+                       capture_output=True)
+        check_refused(env, os.path.join(prefix, "bin", "nvtxcorr"), "installed under a space")
+        # --library names the same kind of path explicitly.
+        good = os.path.join(tmp, "good")
+        launcher = copy_build_tree(env, good)
+        run = env.run([launcher, "--library", os.path.join(prefix, "lib", "libnvtxcorr.so"),
+                       "true"], preload=False, enabled=False)
+        check(run.rc == 2 and "nvtxcorr: error:" in run.err, f"--library: {run.err!r}")
+
+
+@scenario
+def test_launcher_build_tree_with_colon(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        launcher = copy_build_tree(env, os.path.join(tmp, "build:copy"))
+        check_refused(env, launcher, "build tree under a colon")
+
+
+@scenario
+def test_launcher_cdpath(env):
+    """With CDPATH set, `cd dir` may print the directory it found, which a $(cd ... && pwd)
+    would capture. Run the launcher by a relative path and give --library relatively, the two
+    places the launcher resolves directories."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy_build_tree(env, os.path.join(tmp, "tree"))
+        shell = 'cd "$0" && exec bin/nvtxcorr --library lib/libnvtxcorr.so "$@"'
+        for argv in (["sh", "-c", shell], ["sh", "-c", shell.replace(" --library lib/"
+                                                                      "libnvtxcorr.so", "")]):
+            run = env.run([*argv, os.path.join(tmp, "tree"), env.prog("scn_driver"), "direct"],
+                          preload=False, enabled=False,
+                          env={"CDPATH": os.path.join(tmp, "tree")})
+            check(run.rc == 0, f"{argv[-1]}: rc {run.rc}: {run.err!r}")
+            check(run.labels() == KERNELS6, f"{argv[-1]}: labels {run.labels()} {run.err!r}")
+
+
+def cmake_version():
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        return re.search(r"project\(nvtxcorr VERSION ([0-9.]+)", f.read())[1]
+
+
+def run_demo(env, launcher):
+    """tests/demo's program under a launcher with the demo's label table (as scripts/demo)."""
+    run = env.run([launcher, "--labels", os.path.join(ROOT, "tests", "demo", "demo.conf"), "--",
+                   os.path.join(env.build, "tests", "demo", "demo_infer")],
+                  preload=False, enabled=False)
+    check(run.rc == 0, f"{launcher}: rc {run.rc}: {run.err}")
+    check_balanced(run)
+    check({"attention.prefill", "attention.decode [capture]", "decode.step", "matmul"}
+          <= set(run.labels()),
+          f"{launcher}: labels {sorted(set(run.labels()))}")
+    return run
+
+
+@scenario
+def test_version(env):
+    want = cmake_version()
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    out = subprocess.run([launcher, "--version"], capture_output=True, text=True)
+    check(out.returncode == 0 and out.stdout == f"nvtxcorr {want}\n", f"{out!r}")
+    run = env.run([env.prog("scn_driver"), "direct"], env={"NVTXCORR_LOG": "info"})
+    info = [x for x in run.err.splitlines() if x.startswith("nvtxcorr: info:")]
+    check(len(info) == 1 and info[0].endswith(f"; version {want}"), run.err)
+    header = os.path.join(env.build, "include", "nvtxcorr", "version.h")
+    with open(header) as f:
+        check(f'#define NVTXCORR_VERSION_STRING "{want}"' in f.read(), "version.h")
+
+
+@scenario
+def test_doctor(env):
+    """On a machine without a driver: one line per item with its verdict, and exit 0."""
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    lib = os.path.realpath(os.path.join(env.build, "lib", "libnvtxcorr.so"))
+
+    def doctor(*args, extra=None):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("NVTXCORR", "NVTX_", "LD_PRELOAD"))}
+        e.update(extra or {})
+        p = subprocess.run([launcher, *args], capture_output=True, text=True, env=e)
+        check(p.returncode == 0, f"doctor rc {p.returncode}: {p.stdout}{p.stderr}")
+        return p.stdout
+
+    out = doctor("doctor")
+    check(out.startswith(f"nvtxcorr {cmake_version()}\n"), out)
+    check(f"library      ok: {lib}, version {cmake_version()}\n" in out, out)
+    check("NVTX tool    unset: NVTX_INJECTION64_PATH is not set" in out, out)
+    check("labels       none:" in out, out)
+    check(re.search(r"^CUPTI        (ok|not found|fail): ", out, re.M), out)
+    have_driver = subprocess.run(["sh", "-c", "ldconfig -p | grep -q 'libcuda.so.1 '"]).returncode
+    check(re.search(r"^CUDA driver  " + ("ok: .*cuDriverGetVersion \\d+" if have_driver == 0
+                                          else "not found: "), out, re.M), out)
+    # With the fake driver on the path it is found and asked its version; a tool and a table.
+    table = os.path.join(ROOT, "docs", "labels", "vllm.conf")
+    out = doctor("--labels", table, "doctor", extra={
+        "LD_LIBRARY_PATH": env.fakes, "NVTX_INJECTION64_PATH": env.recorder})
+    check(f"NVTX tool    ok: NVTX_INJECTION64_PATH={env.recorder} loads" in out, out)
+    check(re.search(r"^CUDA driver  ok: .*fakes.*cuDriverGetVersion \d+", out, re.M), out)
+    check(re.search(r"^labels       ok: .*vllm.conf: \d+ rules OK$", out, re.M), out)
+    out = doctor("doctor", "--labels-inline", "flash*", extra={
+        "NVTX_INJECTION64_PATH": "/nonexistent.so"})
+    check("NVTX tool    fail: NVTX_INJECTION64_PATH=/nonexistent.so does not load" in out, out)
+    check("labels       fail: NVTXCORR_LABELS_INLINE: rejected" in out, out)
+
+
+def scikit_build_python():
+    """A Python with scikit-build-core (scripts/test makes build/venv), or None."""
+    for py in (os.environ.get("NVTXCORR_TEST_PYTHON"), os.path.join(ROOT, "build", "venv", "bin",
+                                                                    "python")):
+        if py and os.path.exists(py) and subprocess.run(
+                [py, "-c", "import scikit_build_core"], capture_output=True).returncode == 0:
+            return py
+    return None
+
+
+@scenario
+def test_wheel(env):
+    """pip wheel, then install into a fresh venv: the command, python -m, the demo."""
+    py = scikit_build_python()
+    if not py:
+        raise Skip("no Python with scikit-build-core (scripts/test makes build/venv)")
+    want = cmake_version()
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run([py, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps",
+                            "-q", "-w", os.path.join(tmp, "dist"), ROOT],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"pip wheel: {p.stdout}{p.stderr}")
+        wheels = os.listdir(os.path.join(tmp, "dist"))
+        check(wheels == [f"nvtxcorr-{want}-py3-none-manylinux_2_34_x86_64.whl"], f"{wheels}")
+        wheel = os.path.join(tmp, "dist", wheels[0])
+        audit = os.path.join(os.path.dirname(py), "auditwheel")
+        if os.path.exists(audit):
+            a = subprocess.run([audit, "show", wheel], capture_output=True, text=True)
+            check('consistent with\nthe following platform tag: "manylinux_2_34_x86_64"'
+                  in a.stdout, f"auditwheel: {a.stdout}{a.stderr}")
+        venv = os.path.join(tmp, "venv")
+        subprocess.run(["python3", "-m", "venv", venv], check=True, capture_output=True)
+        p = subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", "--no-index",
+                            "--no-deps", wheel], capture_output=True, text=True)
+        check(p.returncode == 0, f"pip install: {p.stdout}{p.stderr}")
+        command = os.path.join(venv, "bin", "nvtxcorr")
+        for argv in ([command], [os.path.join(venv, "bin", "python"), "-m", "nvtxcorr"]):
+            v = subprocess.run([*argv, "--version"], capture_output=True, text=True)
+            check(v.stdout == f"nvtxcorr {want}\n", f"{argv}: {v.stdout}{v.stderr}")
+        doctor = subprocess.run([command, "doctor"], capture_output=True, text=True)
+        check(re.search(r"^library      ok: .*/site-packages/nvtxcorr/lib/libnvtxcorr.so",
+                        doctor.stdout, re.M), doctor.stdout)
+        run_demo(env, command)
+        run = env.run([os.path.join(venv, "bin", "python"), "-m", "nvtxcorr",
+                       env.prog("scn_driver"), "direct"], preload=False, enabled=False)
+        check(run.labels() == KERNELS6, f"python -m nvtxcorr: {run.labels()} {run.err}")
+
+
+@scenario
+def test_deb_and_tgz(env):
+    """CPack's .deb and .tar.gz hold exactly the install tree; the .deb's metadata; the
+    extracted .deb runs."""
+    if not shutil.which("dpkg-deb"):
+        raise Skip("no dpkg-deb")
+    want = cmake_version()
+    with tempfile.TemporaryDirectory() as tmp:
+        p = subprocess.run(["cpack", "-G", "DEB;TGZ", "-B", os.path.join(tmp, "out")],
+                           cwd=env.build, capture_output=True, text=True)
+        check(p.returncode == 0, f"cpack: {p.stdout}{p.stderr}")
+        deb = os.path.join(tmp, "out", f"nvtxcorr_{want}_amd64.deb")
+        tgz = os.path.join(tmp, "out", f"nvtxcorr-{want}-Linux-x86_64.tar.gz")
+        check(os.path.exists(deb) and os.path.exists(tgz), f"{os.listdir(tmp + '/out')}")
+        info = subprocess.run(["dpkg-deb", "-f", deb], capture_output=True, text=True).stdout
+        fields = dict(re.findall(r"^(\S+): (.*)$", info, re.M))
+        for key, value in (("Package", "nvtxcorr"), ("Version", want), ("Architecture",
+                           "amd64"), ("Section", "devel"), ("Depends", "libc6 (>= 2.34)")):
+            check(fields.get(key) == value, f"{key}: {fields.get(key)!r}\n{info}")
+        check(fields.get("Maintainer") and fields.get("Description"), info)
+
+        prefix = os.path.join(tmp, "prefix")
+        subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
+                       capture_output=True)
+        layout = sorted(os.path.relpath(os.path.join(d, f), prefix)
+                        for d, _, fs in os.walk(prefix) for f in fs)
+        for must in ("bin/nvtxcorr", "lib/libnvtxcorr.so", "libexec/nvtxcorr/nvtxcorr-tool",
+                     "share/nvtxcorr/labels/vllm.conf", "share/doc/nvtxcorr/README.md",
+                     "share/doc/nvtxcorr/usage.md", "include/nvtxcorr/version.h"):
+            check(must in layout, f"{must} not installed: {layout}")
+        listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True)
+        in_deb = sorted(line.split()[-1].removeprefix("./usr/")
+                        for line in listing.stdout.splitlines() if not line.startswith("d"))
+        check(in_deb == layout, f".deb {in_deb}\ninstall {layout}")
+        tar = subprocess.run(["tar", "tzf", tgz], capture_output=True, text=True).stdout
+        in_tgz = sorted(x.split("/", 1)[1] for x in tar.split() if not x.endswith("/"))
+        check(in_tgz == layout, f".tar.gz {in_tgz}\ninstall {layout}")
+
+        root = os.path.join(tmp, "root")
+        subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        launcher = os.path.join(root, "usr", "bin", "nvtxcorr")
+        v = subprocess.run([launcher, "--version"], capture_output=True, text=True)
+        check(v.stdout == f"nvtxcorr {want}\n", f"{v.stdout}{v.stderr}")
+        run_demo(env, launcher)
