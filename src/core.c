@@ -1,8 +1,14 @@
 /* Enable state and lazy initialisation. Nothing runs in a constructor: the first hooked call
- * initialises, race-free (pthread_once), and decides once whether this process is ACTIVE
- * (NVTXCORR set and an NVTX tool attached) or PASSTHROUGH, in which every hook is a plain
- * forward. A hook re-entered on the initialising thread (an NVTX tool that calls CUDA while
- * it loads) passes through instead of waiting for itself. */
+ * initialises, and decides once whether this process is ACTIVE (NVTXCORR set and an NVTX tool
+ * attached) or PASSTHROUGH, in which every hook is a plain forward.
+ *
+ * Exactly one thread initialises (a compare-and-swap to INITIALISING), and no thread ever
+ * waits for it. Initialisation loads the NVTX tool with dlopen, which takes the loader lock;
+ * a thread that holds that lock (running a library constructor that calls CUDA or dlsym) and
+ * waited for initialisation would deadlock with it. So while it runs, hooked calls on other
+ * threads pass through (their launches get no range), the resolvers hand out our hooks
+ * (correct whatever initialisation decides), and a hook re-entered on the initialising thread
+ * itself (an NVTX tool that calls CUDA while it loads) passes through too. */
 #include <nvtxcorr/version.h>
 #include <pthread.h>
 
@@ -18,7 +24,6 @@ __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exe
 nvtxcorr_labels_t *nvtxcorr_table;
 
 static __thread int initialising;
-static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 /* A child forked while another thread held one of our locks must not hang on it. */
 static void after_fork_in_child(void)
@@ -70,7 +75,15 @@ static void initialise(void)
 
 int nvtxcorr_init_slow(void)
 {
-    if (initialising) return 0;
-    pthread_once(&once, initialise);
+    int expected = NVTXCORR_MODE_UNINIT;
+    if (!initialising && atomic_compare_exchange_strong_explicit(
+                             &nvtxcorr_mode, &expected, NVTXCORR_MODE_INITIALISING,
+                             memory_order_acq_rel, memory_order_acquire))
+        initialise();
     return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) == NVTXCORR_MODE_ACTIVE;
+}
+
+int nvtxcorr_initialising_here(void)
+{
+    return initialising;
 }

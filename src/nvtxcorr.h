@@ -120,12 +120,19 @@ void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
 void nvtxcorr_describe_paths(char *buf, size_t size);
 
 /* ---- enable state (core.c) ---- */
-enum { NVTXCORR_MODE_UNINIT = 0, NVTXCORR_MODE_PASSTHROUGH, NVTXCORR_MODE_ACTIVE };
+enum {
+    NVTXCORR_MODE_UNINIT = 0,
+    NVTXCORR_MODE_PASSTHROUGH,
+    NVTXCORR_MODE_ACTIVE,
+    NVTXCORR_MODE_INITIALISING /* on some thread: the others pass through, never wait */
+};
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
+/* Whether this thread is the one initialising (core.c). */
+int nvtxcorr_initialising_here(void);
 
-/* True when this call must be bracketed. The first hooked call initialises (race-free);
- * a hook re-entered from inside initialisation passes through. */
+/* True when this call must be bracketed. The first hooked call initialises; a call made while
+ * another thread initialises, or re-entered from inside initialisation, passes through. */
 static inline int nvtxcorr_active(void)
 {
     int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);

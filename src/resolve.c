@@ -136,19 +136,28 @@ static void *claim_slot(nvtxcorr_slot_id_t id, void *real)
         return nvtxcorr_hooks[id].hook;
     }
     if (expected == real) return nvtxcorr_hooks[id].hook;
-    /* Before initialisation the configuration (the log level) is still being written. */
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) != NVTXCORR_MODE_UNINIT)
+    /* Until initialisation ends the configuration (the log level) is still being written. */
+    int mode = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
+    if (mode == NVTXCORR_MODE_ACTIVE || mode == NVTXCORR_MODE_PASSTHROUGH)
         nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
                      nvtxcorr_hooks[id].symbol, real);
     return real;
 }
 
+/* Whether a resolver hands out our hook for a real function. Disabled or no NVTX tool: no,
+ * the real function, so that path costs nothing. While another thread initialises the answer
+ * is not known yet, and our hook is right either way. */
+static int hand_out_hooks(void)
+{
+    return nvtxcorr_active() || (atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) ==
+                                     NVTXCORR_MODE_INITIALISING &&
+                                 !nvtxcorr_initialising_here());
+}
+
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
 {
     if (real == NULL || nvtxcorr_slot_of_hook(real) >= 0) return real;
-    /* Disabled or no NVTX tool: hand out the real function, so that path costs nothing. */
-    if (!nvtxcorr_active()) return real;
-    return claim_slot(id, real);
+    return hand_out_hooks() ? claim_slot(id, real) : real;
 }
 
 void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real)
@@ -175,7 +184,7 @@ void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long l
         any_ptsz |= h->ptsz;
         /* The driver already chose; a pointer we hold in a slot is that slot's ABI. */
         if (atomic_load_explicit(&nvtxcorr_real_fn[i], memory_order_acquire) == fn)
-            return nvtxcorr_active() ? h->hook : fn;
+            return hand_out_hooks() ? h->hook : fn;
     }
     if (!known) return fn;
     /* The driver exports each ABI under its own name: when the pointer is exactly such a

@@ -70,21 +70,27 @@ def test_stacked_interposer(env):
 @scenario
 def test_startup_dlsym_in_constructor(env):
     """A first CUDA call initialising nvtxcorr (with a slow NVTX tool) while another thread
-    dlopens a library whose constructor calls dlsym(libcuda, "cuLaunchKernel"): the dlsym
-    must not wait for initialisation (it holds the loader lock that initialisation needs),
-    and the pointer it returns must still work and be bracketed."""
-    try:
-        run = env.run([env.prog("scn_startup")], env={"NVTXREC_INIT_SLEEP_MS": "1000"},
-                      timeout=30)
-    except subprocess.TimeoutExpired:
-        raise AssertionError("deadlocked: killed after 30 s") from None
-    check(run.rc == 0, f"rc {run.rc}: {run.out} {run.err}")
-    check("tool not loaded" not in run.out, "the race was not set up: the tool never loaded")
-    check(sorted(w for w, _ in run.rcs()) == ["first-call", "from-ctor"], run.out)
-    check_rcs_zero(run)
-    check_balanced(run)
-    check(run.labels() == ["add1", "add1"], f"labels {run.labels()}")
-    check(run.count("cuLaunchKernel") == 2, f"{run.counts}")
+    dlopens a library whose constructor reaches the driver: dlsym(libcuda, "cuLaunchKernel"),
+    cuGetProcAddress_v2 for it, or a launch. None of them may wait for initialisation (the
+    constructor holds the loader lock that initialisation needs to load the tool); the
+    pointers they return must still work and be bracketed once initialisation is done. A
+    launch made while initialisation is in progress passes through, without a range."""
+    for how in ("dlsym", "procaddr", "launch"):
+        try:
+            run = env.run([env.prog("scn_startup")],
+                          env={"NVTXREC_INIT_SLEEP_MS": "1000", "CTOR_CALL": how}, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{how}: deadlocked: killed after 30 s") from None
+        check(run.rc == 0, f"{how}: rc {run.rc}: {run.out} {run.err}")
+        check("tool not loaded" not in run.out,
+              f"{how}: the race was not set up: the tool never loaded")
+        during = ["ctor-launch"] if how == "launch" else []
+        check(sorted(w for w, _ in run.rcs()) == sorted(["first-call", "from-ctor"] + during),
+              f"{how}: {run.out}")
+        check_rcs_zero(run)
+        check_balanced(run)
+        check(run.labels() == ["add1", "add1"], f"{how}: labels {run.labels()}")
+        check(run.count("cuLaunchKernel") == 2 + len(during), f"{how}: {run.counts}")
 
 
 @scenario
