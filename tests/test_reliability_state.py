@@ -78,3 +78,22 @@ def test_launches_from_signal_handler(env):
     launched = run.count("cuLaunchKernel")
     check(launched == 20000 + 1 + int(m[1]) + min(int(m[2]), 100000),
           f"{launched} kernel launches ran, for {m[1]} + {m[2]} handler launches")
+
+
+@scenario
+def test_plugin_unloaded_and_replaced(env):
+    """A plugin's kernel is launched by host stub, the plugin is dlclosed (its fat binary
+    unregistered, its library unloaded) and another plugin is loaded at the same address:
+    its kernel must not inherit the first one's label."""
+    args = [env.prog("scn_plugins"), env.prog("libkplugin_alpha.so"),
+            env.prog("libkplugin_omega.so")]
+    bare = env.run(args, preload=False)
+    run = env.run(args)
+    check(run.rc == 0, f"rc {run.rc}: {run.err}\n{run.out}")
+    check_rcs_zero(run)
+    check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
+    check_balanced(run)
+    if "same_address 1" not in run.out:
+        print("  skipped: the second plugin was not loaded at the first one's address")
+        return
+    check(run.labels() == ["alpha", "alpha", "omega", "omega"], f"labels {run.labels()}")
