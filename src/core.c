@@ -25,21 +25,58 @@ nvtxcorr_labels_t *nvtxcorr_table;
 
 static __thread int initialising;
 
-/* A child forked while another thread held one of our locks must not hang on it. */
-static void after_fork_in_child(void)
+/* Fork: the prepare handler takes every lock of the library, so no other thread is inside a
+ * critical section (or inside an NVTX tool or driver call made under one) when the process is
+ * copied; the parent releases them and the child starts with fresh ones. A fork made from
+ * inside one of our hooks (a tool or driver that forks while we hold a lock) takes none: the
+ * lock may be this thread's own, and the child then only re-initialises them, as before. */
+static __thread int fork_locked __attribute__((tls_model("initial-exec")));
+
+void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
 {
-    nvtxcorr_map_after_fork();
-    nvtxcorr_emit_after_fork();
+    pthread_mutex_t *m = mutex;
+    if (phase == NVTXCORR_FORK_PREPARE)
+        pthread_mutex_lock(m);
+    else if (phase == NVTXCORR_FORK_PARENT)
+        pthread_mutex_unlock(m);
+    else
+        pthread_mutex_init(m, NULL);
 }
 
-static void initialise(void)
+static void fork_all(nvtxcorr_fork_t phase)
 {
-    initialising = 1;
-    nvtxcorr_config_read();
+    /* Acquired in this order, released in reverse. */
+    static void (*const each[])(nvtxcorr_fork_t) = {nvtxcorr_match_fork, nvtxcorr_graphs_fork,
+                                                    nvtxcorr_emit_fork, nvtxcorr_map_fork};
+    enum { N = sizeof each / sizeof each[0] };
+    for (int i = 0; i < N; i++)
+        each[phase == NVTXCORR_FORK_PREPARE ? i : N - 1 - i](phase);
+}
+
+static void before_fork(void)
+{
+    fork_locked = nvtxcorr_thread.depth == 0;
+    if (fork_locked) fork_all(NVTXCORR_FORK_PREPARE);
+}
+
+static void after_fork_in_parent(void)
+{
+    if (fork_locked) fork_all(NVTXCORR_FORK_PARENT);
+    fork_locked = 0;
+}
+
+static void after_fork_in_child(void)
+{
+    fork_all(NVTXCORR_FORK_CHILD);
+    fork_locked = 0;
+}
+
+static void initialise_here(void *unused)
+{
+    (void)unused;
     int mode = NVTXCORR_MODE_PASSTHROUGH;
     if (!nvtxcorr_config.enabled) { /* inert: no NVTX, no output */
         atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
-        initialising = 0;
         return;
     }
     const char *why;
@@ -68,8 +105,21 @@ static void initialise(void)
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
                      NVTXCORR_VERSION_STRING);
     }
-    if (mode == NVTXCORR_MODE_ACTIVE) pthread_atfork(NULL, NULL, after_fork_in_child);
+    if (mode == NVTXCORR_MODE_ACTIVE)
+        pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
+}
+
+/* Loading the NVTX tool (dlopen) and the label table is deep: done on the slow-path stack,
+ * except when disabled, where nothing is loaded and no stack is mapped. */
+static void initialise(void)
+{
+    initialising = 1;
+    nvtxcorr_config_read();
+    if (nvtxcorr_config.enabled)
+        nvtxcorr_on_slow_stack(initialise_here, NULL);
+    else
+        initialise_here(NULL);
     initialising = 0;
 }
 

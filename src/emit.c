@@ -146,17 +146,24 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
 
 /* A launch made while its stream captures is recorded into a graph, not run: it gets the
  * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. */
+static void make_capture_variant(void *arg)
+{
+    nvtxcorr_label_t *l = arg;
+    char text[NVTXCORR_LABEL_TEXT_MAX + 16];
+    snprintf(text, sizeof text, "%s" NVTXCORR_CAPTURE_SUFFIX, l->text);
+    nvtxcorr_label_t *c = (nvtxcorr_label_t *)nvtxcorr_label_make(
+        text, l->attr.colorType == NVTX_COLOR_ARGB, l->attr.color, NVTXCORR_CATEGORY_CAPTURE, 0);
+    if (c) atomic_store_explicit(&l->capture, c, memory_order_release);
+}
+
 const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l)
 {
     if (l == NULL || l->skip) return l;
     nvtxcorr_label_t *c =
         atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
     if (c) return c;
-    char text[NVTXCORR_LABEL_TEXT_MAX + 16];
-    snprintf(text, sizeof text, "%s" NVTXCORR_CAPTURE_SUFFIX, l->text);
-    c = (nvtxcorr_label_t *)nvtxcorr_label_make(text, l->attr.colorType == NVTX_COLOR_ARGB,
-                                                l->attr.color, NVTXCORR_CATEGORY_CAPTURE, 0);
-    if (c) atomic_store_explicit(&((nvtxcorr_label_t *)l)->capture, c, memory_order_release);
+    nvtxcorr_on_slow_stack(make_capture_variant, (void *)l); /* once per label */
+    c = atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
     return c ? c : l;
 }
 
@@ -176,7 +183,7 @@ void nvtxcorr_emit_mark(const char *text, const char *category)
     nvtxDomainMarkEx(nvtxcorr_domain, &a);
 }
 
-void nvtxcorr_emit_after_fork(void)
+void nvtxcorr_emit_fork(nvtxcorr_fork_t phase)
 {
-    pthread_mutex_init(&lock, NULL);
+    nvtxcorr_fork_mutex(&lock, phase);
 }

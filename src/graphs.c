@@ -56,6 +56,11 @@ static void label_give_back(graph_label_t *g)
     pthread_mutex_unlock(&free_lock);
 }
 
+void nvtxcorr_graphs_fork(nvtxcorr_fork_t phase)
+{
+    nvtxcorr_fork_mutex(&free_lock, phase);
+}
+
 typedef CUresult (*get_nodes_fn)(CUgraph, CUgraphNode *, size_t *);
 typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
 typedef CUresult (*kernel_params_fn)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
@@ -219,7 +224,9 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     snprintf(sig, sizeof sig, "%08x", c.sig);
     nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
     nvtxcorr_label_result_t res;
+    nvtxcorr_match_lock();
     nvtxcorr_labels_match_graph(nvtxcorr_table, &keys, &res);
+    nvtxcorr_match_unlock();
     graph_label_t *g = label_take();
     const nvtxcorr_label_t *l = NULL;
     if (g) {
@@ -252,17 +259,32 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     free(c.names);
 }
 
+typedef struct describe_job {
+    CUgraphExec exec;
+    CUgraph graph;
+    unsigned ordinal;
+    int updated;
+} describe_job_t;
+
+static void describe_on_slow_stack(void *arg)
+{
+    describe_job_t *job = arg;
+    describe(job->exec, job->graph, job->ordinal, job->updated);
+}
+
 void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph)
 {
     unsigned ordinal = atomic_fetch_add_explicit(&instantiations, 1, memory_order_relaxed) + 1;
     nvtxcorr_map_put(&ordinals, exec, (void *)(uintptr_t)ordinal);
-    describe(exec, graph, ordinal, 0);
+    describe_job_t job = {exec, graph, ordinal, 0};
+    nvtxcorr_on_slow_stack(describe_on_slow_stack, &job);
 }
 
 void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph)
 {
     unsigned ordinal = (unsigned)(uintptr_t)nvtxcorr_map_get(&ordinals, exec);
-    if (ordinal) describe(exec, graph, ordinal, 1);
+    describe_job_t job = {exec, graph, ordinal, 1};
+    if (ordinal) nvtxcorr_on_slow_stack(describe_on_slow_stack, &job);
 }
 
 void nvtxcorr_graph_destroyed(CUgraphExec exec)

@@ -75,8 +75,7 @@ void nvtxcorr_map_clear_values(nvtxcorr_map_t *map)
     pthread_mutex_unlock(&map_lock);
 }
 
-/* In a forked child only the forking thread exists: a lock another thread held is reset. */
-void nvtxcorr_map_after_fork(void)
+void nvtxcorr_map_fork(nvtxcorr_fork_t phase)
 {
-    pthread_mutex_init(&map_lock, NULL);
+    nvtxcorr_fork_mutex(&map_lock, phase);
 }

@@ -92,28 +92,37 @@
     NVTXCORR_LOCAL_ALIAS(sym)
 
 /* Name tracking and unloads act at any depth: cudart loads modules lazily from inside a
- * launch, and those names are the only ones an old driver gives. Both are idempotent. */
+ * launch, and those names are the only ones an old driver gives. Both are idempotent. The
+ * depth is still raised around them, as around every hook that takes our locks, so a signal
+ * handler that launches while this thread is inside passes through instead of re-entering a
+ * lock this thread holds. */
 #define NVTXCORR_BODY_ALWAYS(R, NOTFOUND, sym, params, args, after)                                \
     NVTXCORR_EXPORT R sym params                                                                   \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
         if (!nvtxcorr_active()) return real args;                                                  \
+        (void)nvtxcorr_enter();                                                                    \
         R r = real args;                                                                           \
         after;                                                                                     \
+        nvtxcorr_leave();                                                                          \
         return r;                                                                                  \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
 
 /* Destroy forgets the handle before the real call: once destroyed, the handle may be reused
- * by an instantiation on another thread, whose record must not be dropped. */
+ * by an instantiation on another thread, whose record must not be dropped. The depth is held
+ * across both, as in every other body. */
 #define NVTXCORR_BODY_BEFORE(R, NOTFOUND, sym, params, args, before)                               \
     NVTXCORR_EXPORT R sym params                                                                   \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
-        if (nvtxcorr_active() && nvtxcorr_thread.depth == 0) {                                     \
+        if (!nvtxcorr_active()) return real args;                                                  \
+        if (nvtxcorr_enter()) {                                                                    \
             before;                                                                                \
         }                                                                                          \
-        return real args;                                                                          \
+        R r = real args;                                                                           \
+        nvtxcorr_leave();                                                                          \
+        return r;                                                                                  \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
 

@@ -9,6 +9,7 @@
  * stub (cudaLaunchKernel) are named through cudaFuncGetName or cudaGetFuncBySymbol. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,9 +47,14 @@ void nvtxcorr_track_alias(const void *function, const void *kernel)
     if (driver_name_fn(0) == NULL) nvtxcorr_map_put(&aliases, function, (void *)kernel);
 }
 
+/* A module or library was unloaded: its CUfunction and CUkernel handles, and the host stubs
+ * of a plugin that registered it (dlclosed, its fat binary unregistered), may come back at
+ * the same addresses for other kernels. Both caches are dropped; live handles are simply
+ * looked up again. */
 void nvtxcorr_forget_functions(void)
 {
     nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
+    nvtxcorr_map_clear_values(&nvtxcorr_host_labels);
 }
 
 static get_name_fn driver_name_fn(int kernel)
@@ -117,24 +123,52 @@ static int host_name(const void *func, char *buf, size_t size)
     return r;
 }
 
+static pthread_mutex_t match_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void nvtxcorr_match_lock(void)
+{
+    pthread_mutex_lock(&match_lock);
+}
+
+void nvtxcorr_match_unlock(void)
+{
+    pthread_mutex_unlock(&match_lock);
+}
+
+void nvtxcorr_match_fork(nvtxcorr_fork_t phase)
+{
+    nvtxcorr_fork_mutex(&match_lock, phase);
+}
+
 static const nvtxcorr_label_t *label_for_name(const char *mangled)
 {
     char storage[3 * 1024];
     nvtxcorr_kernel_names_t names;
     nvtxcorr_label_result_t res;
     nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
+    nvtxcorr_match_lock();
     nvtxcorr_labels_match_kernel(nvtxcorr_table, &names, &res);
+    nvtxcorr_match_unlock();
     return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
-const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
+typedef struct lookup_job {
+    nvtxcorr_key_t kind;
+    const void *key;
+    const void *value;
+} lookup_job_t;
+
+static void lookup(void *arg)
 {
+    lookup_job_t *job = arg;
     char name[1024];
     const nvtxcorr_label_t *l;
     nvtxcorr_map_t *map;
-    switch (kind) {
+    const void *key = job->key;
+    switch (job->kind) {
     case NVTXCORR_KEY_GRAPH:
-        return nvtxcorr_graph_unknown(key);
+        job->value = nvtxcorr_graph_unknown(key);
+        return;
     case NVTXCORR_KEY_HOST:
         map = &nvtxcorr_host_labels;
         l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name : "unknown_kernel");
@@ -148,5 +182,13 @@ const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
     }
     void *v = nvtxcorr_label_value(l);
     if (key && v) nvtxcorr_map_put(map, key, v);
-    return v;
+    job->value = v;
+}
+
+/* Runs on the slow-path stack: naming, demangling and matching are deep. */
+const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
+{
+    lookup_job_t job = {kind, key, NULL};
+    nvtxcorr_on_slow_stack(lookup, &job);
+    return job.value;
 }

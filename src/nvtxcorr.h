@@ -119,6 +119,12 @@ void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
 /* One-line summary of which paths are live, for the info line. */
 void nvtxcorr_describe_paths(char *buf, size_t size);
 
+/* ---- the slow-path stack (slowstack.c) ---- */
+/* Runs fn(arg) on this thread's private slow-path stack (directly when already there, or when
+ * it cannot be mapped), so a hook's first call for a kernel or graph uses little of the
+ * caller's stack. */
+void nvtxcorr_on_slow_stack(void (*fn)(void *), void *arg);
+
 /* ---- enable state (core.c) ---- */
 enum {
     NVTXCORR_MODE_UNINIT = 0,
@@ -175,7 +181,18 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
-void nvtxcorr_emit_after_fork(void);
+
+/* ---- fork (core.c): every mutex of the library is taken by the pthread_atfork prepare
+ * handler, in the order below, and released in the parent and re-initialised in the child, so
+ * that a child never starts with one held or with the data it guards half-updated. No code
+ * path holds one of these while taking another, so the order cannot deadlock. ---- */
+typedef enum { NVTXCORR_FORK_PREPARE, NVTXCORR_FORK_PARENT, NVTXCORR_FORK_CHILD } nvtxcorr_fork_t;
+void nvtxcorr_match_fork(nvtxcorr_fork_t phase);  /* kernels.c: label matching (regexec) */
+void nvtxcorr_graphs_fork(nvtxcorr_fork_t phase); /* graphs.c: the graph-label free list */
+void nvtxcorr_emit_fork(nvtxcorr_fork_t phase);   /* emit.c: interned labels, NVTX calls */
+void nvtxcorr_map_fork(nvtxcorr_fork_t phase);    /* handles.c: map writers */
+/* Applies phase to a mutex (lock, unlock, or re-initialise in the child). */
+void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase);
 
 /* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
 typedef struct nvtxcorr_map_slot {
@@ -213,7 +230,6 @@ static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 }
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
-void nvtxcorr_map_after_fork(void);
 
 /* ---- what a launch is keyed by (kernels.c, graphs.c) ---- */
 extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> label */
@@ -239,6 +255,10 @@ const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key);
 void nvtxcorr_track_name(const void *handle, const char *name);
 void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);
+/* Serialises label-table matching: glibc's regexec locks each compiled regex, and a child
+ * forked while another thread matched would inherit that lock held. */
+void nvtxcorr_match_lock(void);
+void nvtxcorr_match_unlock(void);
 /* Raw (mangled) name of a CUfunction/CUkernel into buf; 0 on success. */
 int nvtxcorr_function_name(const void *f, char *buf, size_t size);
 

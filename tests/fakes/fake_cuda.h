@@ -111,6 +111,7 @@ struct fk_config {
     int driver_version;   /* FAKECUDA_DRIVER_VERSION, default 13000 */
     CUresult fail_launch; /* FAKECUDA_FAIL_LAUNCH, 0 = launches work */
     CUresult init_error;  /* FAKECUDA_INIT_ERROR, what cuInit returns (0 = success) */
+    int fresh_execs;      /* FAKECUDA_FRESH_EXECS: never hand out a CUgraphExec value twice */
 };
 extern struct fk_config fk_cfg;
 extern atomic_int fk_initialized; /* cuInit was called */
@@ -252,6 +253,10 @@ int fk_version_ok(int first_version); /* does the configured driver know an API 
  * (NVTXCORR_SANITIZE builds) do not blame the program for memory the driver owns.
  */
 void fk_keep(void *p);
+void fk_fork_prepare(void);
+void fk_fork_parent(void);
+void fk_fork_child(void);
+void fk_graphs_fork(int phase); /* 0 lock, 1 unlock, 2 re-initialise (child) */
 const char *fk_counter_name(enum fk_counter c);
 
 #endif /* NVTXCORR_FAKE_CUDA_H */

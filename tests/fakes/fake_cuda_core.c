@@ -8,6 +8,11 @@
  *   FAKECUDA_FAIL_LAUNCH=<n>     every kernel and graph launch returns CUresult n.
  *   FAKECUDA_INIT_ERROR=<n>      cuInit returns CUresult n (e.g. 100, no device).
  *   FAKECUDA_COUNTS=<path>       at exit, append "<counter> <count>" for every nonzero counter.
+ *   FAKECUDA_FRESH_EXECS=1       every instantiation returns a CUgraphExec value never seen
+ *                                before (see fake_cuda_graph.c).
+ *
+ * The locks a graph call takes are held across fork by an atfork handler, so a forked child
+ * may use graphs (the fork tests exercise the profiler's locks, not the fake's).
  */
 #define _GNU_SOURCE
 #include "fake_cuda.h"
@@ -37,6 +42,8 @@ __attribute__((constructor)) static void fk_read_config(void)
     fk_cfg.driver_version = env_int("FAKECUDA_DRIVER_VERSION", 13000);
     fk_cfg.fail_launch = (CUresult)env_int("FAKECUDA_FAIL_LAUNCH", 0);
     fk_cfg.init_error = (CUresult)env_int("FAKECUDA_INIT_ERROR", 0);
+    fk_cfg.fresh_execs = env_int("FAKECUDA_FRESH_EXECS", 0);
+    pthread_atfork(fk_fork_prepare, fk_fork_parent, fk_fork_child);
 }
 
 struct fk_thread *fk_thread_slow(void)
@@ -70,6 +77,29 @@ struct fk_stream *fk_per_thread_stream_slow(struct fk_thread *t)
 static pthread_mutex_t fk_keep_lock = PTHREAD_MUTEX_INITIALIZER;
 static void **fk_kept;
 static size_t fk_nkept, fk_capkept;
+
+/* Lock order: fk_graph_lock, then fk_graphs_lock, then fk_keep_lock (fk_graph_clone and
+ * instantiation nest them so). */
+void fk_fork_prepare(void)
+{
+    pthread_mutex_lock(&fk_graph_lock);
+    fk_graphs_fork(0);
+    pthread_mutex_lock(&fk_keep_lock);
+}
+
+void fk_fork_parent(void)
+{
+    pthread_mutex_unlock(&fk_keep_lock);
+    fk_graphs_fork(1);
+    pthread_mutex_unlock(&fk_graph_lock);
+}
+
+void fk_fork_child(void)
+{
+    pthread_mutex_init(&fk_keep_lock, NULL);
+    fk_graphs_fork(2);
+    pthread_mutex_init(&fk_graph_lock, NULL);
+}
 
 void fk_keep(void *p)
 {

@@ -10,7 +10,10 @@
  * Executable graphs are recycled through a LIFO free list and never returned to malloc: after
  * cuGraphExecDestroy the next instantiation gets the very same CUgraphExec value.  Real drivers
  * reuse handles too, and the profiler must not confuse the new graph with the old one; the
- * handle-reuse tests depend on this.
+ * handle-reuse tests depend on this.  With FAKECUDA_FRESH_EXECS=1 the handle value is
+ * instead the exec's address mixed with a per-instantiation generation (bits 47 and up, and
+ * XORed into bits 4-20 so that handle hashes spread): every instantiation, up to 2^17 of them,
+ * gets a value never seen before, as with a driver whose allocator does not reuse at once.
  */
 #define _GNU_SOURCE
 #include "fake_cuda.h"
@@ -30,6 +33,16 @@ struct fk_exec {
 static struct fk_exec *fk_exec_free_list;
 static struct fk_graph fk_graphs = {.prev = &fk_graphs, .next = &fk_graphs};
 static pthread_mutex_t fk_graphs_lock = PTHREAD_MUTEX_INITIALIZER; /* the list only */
+
+void fk_graphs_fork(int phase)
+{
+    if (phase == 0)
+        pthread_mutex_lock(&fk_graphs_lock);
+    else if (phase == 1)
+        pthread_mutex_unlock(&fk_graphs_lock);
+    else
+        pthread_mutex_init(&fk_graphs_lock, NULL);
+}
 
 /* ---- graph objects (callers hold fk_graph_lock where the graph may be shared) ---------------- */
 
@@ -280,15 +293,34 @@ FK_API CUresult cuGraphKernelNodeGetParams_v2(CUgraphNode hNode, CUDA_KERNEL_NOD
 
 /* ---- executable graphs ----------------------------------------------------------------------- */
 
+#define FK_EXEC_GEN_SHIFT 47
+static uint64_t fk_exec_generation; /* under fk_graph_lock */
+
+static struct fk_exec *fk_exec_of(CUgraphExec h)
+{
+    uint64_t v = (uint64_t)(uintptr_t)h, gen = v >> FK_EXEC_GEN_SHIFT;
+    if (!fk_cfg.fresh_execs) return (struct fk_exec *)h;
+    return (struct fk_exec *)(uintptr_t)((v & ((1ull << FK_EXEC_GEN_SHIFT) - 1)) ^ (gen << 4));
+}
+
+/* fk_graph_lock held. */
+static CUgraphExec fk_handle_of(struct fk_exec *e)
+{
+    if (!fk_cfg.fresh_execs) return (CUgraphExec)e;
+    uint64_t gen = ++fk_exec_generation & 0x1FFFF;
+    if (gen == 0) gen = ++fk_exec_generation & 0x1FFFF;
+    return (CUgraphExec)(uintptr_t)((gen << FK_EXEC_GEN_SHIFT) | ((uintptr_t)e ^ (gen << 4)));
+}
+
 struct fk_graph *fk_exec_graph(CUgraphExec h)
 {
-    struct fk_exec *e = (struct fk_exec *)h;
+    struct fk_exec *e = fk_exec_of(h);
     return e != NULL && e->magic == FK_MAGIC_EXEC ? e->graph : NULL;
 }
 
 size_t fk_exec_kernels(CUgraphExec h)
 {
-    return atomic_load_explicit(&((struct fk_exec *)h)->nkernels, memory_order_relaxed);
+    return atomic_load_explicit(&fk_exec_of(h)->nkernels, memory_order_relaxed);
 }
 
 static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
@@ -315,8 +347,9 @@ static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
     atomic_store(&e->nkernels, fk_graph_kernels(copy));
     e->next_free = NULL;
     e->magic = FK_MAGIC_EXEC;
+    CUgraphExec handle = fk_handle_of(e);
     pthread_mutex_unlock(&fk_graph_lock);
-    *phExec = (CUgraphExec)e;
+    *phExec = handle;
     fk_count(FKC_GRAPH_INSTANTIATE, 1);
     return CUDA_SUCCESS;
 }
@@ -369,7 +402,7 @@ FK_API CUresult cuGraphInstantiateWithParams_ptsz(CUgraphExec *phGraphExec, CUgr
 
 FK_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 {
-    struct fk_exec *e = (struct fk_exec *)hGraphExec;
+    struct fk_exec *e = fk_exec_of(hGraphExec);
     pthread_mutex_lock(&fk_graph_lock);
     if (e == NULL || e->magic != FK_MAGIC_EXEC) {
         pthread_mutex_unlock(&fk_graph_lock);
@@ -390,7 +423,7 @@ FK_API CUresult cuGraphExecDestroy(CUgraphExec hGraphExec)
 static CUresult fk_exec_update(CUgraphExec hExec, CUgraph hGraph, CUgraphExecUpdateResult *res,
                                CUgraphNode *err_node)
 {
-    struct fk_exec *e = (struct fk_exec *)hExec;
+    struct fk_exec *e = fk_exec_of(hExec);
     *res = CU_GRAPH_EXEC_UPDATE_ERROR;
     *err_node = NULL;
     if (!fk_graph_valid(hGraph)) return CUDA_ERROR_INVALID_VALUE;

@@ -56,6 +56,8 @@ struct rt_driver {
     PFN_cuModuleGetFunction_v2000 moduleGetFunction;
     PFN_cuLibraryLoadData_v12000 libraryLoadData;
     PFN_cuLibraryGetKernel_v12000 libraryGetKernel;
+    PFN_cuModuleUnload_v2000 moduleUnload;
+    PFN_cuLibraryUnload_v12000 libraryUnload;
     PFN_cuKernelGetFunction_v12000 kernelGetFunction;
     PFN_cuLaunchKernel_v4000 launchKernel;
     PFN_cuLaunchKernel_v7000_ptsz launchKernel_ptsz;

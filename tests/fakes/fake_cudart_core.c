@@ -104,6 +104,8 @@ static void rt_load(void)
     RT_RESOLVE(moduleGetFunction, "cuModuleGetFunction", 2000, 0);
     RT_RESOLVE(libraryLoadData, "cuLibraryLoadData", 12000, 0);
     RT_RESOLVE(libraryGetKernel, "cuLibraryGetKernel", 12000, 0);
+    RT_RESOLVE(moduleUnload, "cuModuleUnload", 2000, 0);
+    RT_RESOLVE(libraryUnload, "cuLibraryUnload", 12000, 0);
     RT_RESOLVE(kernelGetFunction, "cuKernelGetFunction", 12000, 0);
     RT_RESOLVE(memAlloc, "cuMemAlloc", 3020, 0);
     RT_RESOLVE(memFree, "cuMemFree", 3020, 0);

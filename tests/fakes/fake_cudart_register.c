@@ -33,8 +33,9 @@ struct rt_fatbin {
 };
 
 struct rt_kernel {
-    const void *host; /* host stub address: what programs launch by */
-    const char *name; /* mangled device name, in the program's read-only data */
+    const void
+        *_Atomic host; /* host stub address: what programs launch by; NULL once unregistered */
+    const char *name;  /* mangled device name, in the program's read-only data */
     struct rt_fatbin *fb;
     struct rt_kernel *next;     /* in its fat binary */
     _Atomic(CUfunction) handle; /* CUkernel (cast) or CUfunction, made on first use */
@@ -64,7 +65,7 @@ static struct rt_kernel *rt_lookup(const void *host)
     if (t == NULL || host == NULL) return NULL;
     for (size_t i = rt_hash(host) & t->mask;; i = (i + 1) & t->mask) {
         struct rt_kernel *k = atomic_load_explicit(&t->slots[i], memory_order_acquire);
-        if (k == NULL || k->host == host) return k;
+        if (k == NULL || atomic_load_explicit(&k->host, memory_order_acquire) == host) return k;
     }
 }
 
@@ -90,7 +91,8 @@ static int rt_table_insert(struct rt_kernel *k)
         n->mask = size - 1;
         for (size_t i = 0; t != NULL && i <= t->mask; i++) {
             struct rt_kernel *old = atomic_load_explicit(&t->slots[i], memory_order_relaxed);
-            if (old != NULL) rt_table_put(n, old);
+            if (old != NULL && atomic_load_explicit(&old->host, memory_order_relaxed) != NULL)
+                rt_table_put(n, old);
         }
         atomic_store_explicit(&rt_table, n, memory_order_release);
         t = n;
@@ -115,9 +117,23 @@ RT_API void __cudaRegisterFatBinaryEnd(void **fatCubinHandle) {}
 RT_API void __cudaUnregisterFatBinary(void **fatCubinHandle)
 {
     /*
-     * Called from atexit.  The driver objects stay: other exit-time code (a profiler's
-     * destructor, say) may still look kernels up, and the process is going away anyway.
+     * Called from the registering object's atexit handler: at process exit, or when a plugin
+     * is dlclosed.  As the real runtime does, the fat binary's kernels are forgotten (their host
+     * stubs and names lived in that object, and another object may be loaded at the same
+     * address) and its module or library is unloaded from the driver.  Kernel records stay
+     * allocated, with no host stub, because lock-free lookups may still be reading them.
      */
+    struct rt_fatbin *fb = (struct rt_fatbin *)fatCubinHandle;
+    if (fb == NULL || fb->magic != RT_FATBIN_MAGIC) return;
+    pthread_mutex_lock(&rt_reg_lock);
+    fb->magic = 0;
+    for (struct rt_kernel *k = fb->kernels; k != NULL; k = k->next)
+        atomic_store_explicit(&k->host, NULL, memory_order_release);
+    if (fb->lib != NULL && rt_drv.libraryUnload != NULL) rt_drv.libraryUnload(fb->lib);
+    if (fb->mod != NULL && rt_drv.moduleUnload != NULL) rt_drv.moduleUnload(fb->mod);
+    fb->lib = NULL;
+    fb->mod = NULL;
+    pthread_mutex_unlock(&rt_reg_lock);
 }
 
 RT_API void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define REC_MAGIC_DOMAIN 0x444f4d4eu
 #define REC_MAGIC_STRING 0x53545247u
@@ -56,7 +57,8 @@ struct nvtxStringRegistration_st {
 static pthread_mutex_t rec_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct nvtxDomainRegistration_st *rec_domains;
 static struct nvtxStringRegistration_st *rec_strings;
-static int rec_enabled; /* NVTXREC_OUT is writable: format events */
+static int rec_enabled;                /* NVTXREC_OUT is writable: format events */
+static unsigned rec_register_delay_us; /* NVTXREC_REGISTER_DELAY_US */
 static atomic_int rec_next_tid;
 static __thread int rec_tid;   /* 0 until the thread's first event */
 static __thread int rec_depth; /* push/pop nesting, for the return values */
@@ -207,6 +209,7 @@ static nvtxStringHandle_t NVTX_API r_DomainRegisterStringA(nvtxDomainHandle_t d,
     }
     r->magic = REC_MAGIC_STRING;
     pthread_mutex_lock(&rec_reg_lock);
+    if (rec_register_delay_us) usleep(rec_register_delay_us); /* a slow tool, for fork tests */
     r->next = rec_strings; /* never freed: NVTX has no way to unregister a string */
     rec_strings = r;
     pthread_mutex_unlock(&rec_reg_lock);
@@ -330,6 +333,8 @@ static void rec_setup(void)
 {
     const char *mode = getenv("NVTXREC_MODE");
     rec_noop = mode != NULL && strcmp(mode, "noop") == 0;
+    const char *delay = getenv("NVTXREC_REGISTER_DELAY_US");
+    rec_register_delay_us = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
     rec_enabled = !rec_noop && rec_out_open();
 }
 
