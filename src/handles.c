@@ -1,16 +1,26 @@
-/* Handle -> label maps for the launch path. Readers (every launch) take no lock: an entry's
- * value is published before its key, with release stores. Writers (first launch of a
- * handle, graph instantiation) serialise on one mutex. A table that grows is replaced, and
- * the old one is kept (not freed) because a reader may still be walking it; the tables
- * double, so what is kept is less than the live table. Keys are never removed: a destroyed
- * graph exec or unloaded function keeps its key with a NULL value, so a reused handle is
- * simply looked up again. */
+/* Handle -> label maps for the launch path. Readers (every launch) take no lock. Writers
+ * (first launch of a handle, graph instantiation and destroy, unloads) serialise on one mutex.
+ *
+ * Open addressing with linear probing. A NULL value means "absent": a destroyed graph exec or
+ * an unloaded function's slot keeps its key with a NULL value (a tombstone), so a reader
+ * walking past it still reaches the keys behind it. Tombstones do not accumulate:
+ *  - a tombstone directly before an empty slot ends its cluster, so no key lies behind it
+ *    and it becomes empty again (trim); that is the usual case for a destroyed exec;
+ *  - an insert takes the first tombstone on its probe path. The key is stored first and the
+ *    value after: a reader that sees the new key early reads NULL, a miss, which only sends
+ *    it to the slow path. A fresh slot gets its value first, then its key.
+ * A table that fills is replaced by one sized for its live entries, without tombstones; the
+ * old one is kept (never freed) because a reader may still be walking it. Tables grow by
+ * doubling, so what is kept stays below the live table, and a program that instantiates and
+ * destroys graphs with ever-new handles keeps a constant footprint. */
 #include <pthread.h>
 #include <stdlib.h>
 
 #include "nvtxcorr.h"
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+
+enum { TABLE_MIN = 256 };
 
 static nvtxcorr_map_table_t *table_new(size_t capacity)
 {
@@ -19,13 +29,64 @@ static nvtxcorr_map_table_t *table_new(size_t capacity)
     return t;
 }
 
-/* Caller holds map_lock. Returns the slot for key, inserting it if absent. */
+static uintptr_t key_at(const nvtxcorr_map_table_t *t, size_t i)
+{
+    return atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
+}
+
+static int is_tombstone(nvtxcorr_map_table_t *t, size_t i)
+{
+    return key_at(t, i) != 0 &&
+           atomic_load_explicit(&t->slots[i].value, memory_order_relaxed) == NULL;
+}
+
+/* Caller holds map_lock. The slot holding key, else the first tombstone on its probe path,
+ * else the empty slot that ends it. */
 static nvtxcorr_map_slot_t *slot_for(nvtxcorr_map_table_t *t, uintptr_t key)
 {
+    nvtxcorr_map_slot_t *reuse = NULL;
     for (size_t i = nvtxcorr_map_hash(key) & t->mask;; i = (i + 1) & t->mask) {
-        uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-        if (k == key || k == 0) return &t->slots[i];
+        uintptr_t k = key_at(t, i);
+        if (k == key) return &t->slots[i];
+        if (k == 0) return reuse ? reuse : &t->slots[i];
+        if (reuse == NULL && is_tombstone(t, i)) reuse = &t->slots[i];
     }
+}
+
+/* Caller holds map_lock. Empties the tombstones that end a cluster, walking back from slot i
+ * while the slot after each one is empty. */
+static void trim(nvtxcorr_map_table_t *t, size_t i)
+{
+    while (is_tombstone(t, i) && key_at(t, (i + 1) & t->mask) == 0) {
+        atomic_store_explicit(&t->slots[i].key, 0, memory_order_release);
+        t->used--;
+        i = (i - 1) & t->mask;
+    }
+}
+
+/* Caller holds map_lock. A table for the live entries of t (none: the first table) with room
+ * for one more, or NULL when out of memory. */
+static nvtxcorr_map_table_t *rebuild(nvtxcorr_map_table_t *t)
+{
+    size_t live = 0;
+    for (size_t i = 0; t && i <= t->mask; i++)
+        live += key_at(t, i) != 0 && !is_tombstone(t, i);
+    size_t cap = TABLE_MIN;
+    while ((live + 1) * 4 > cap)
+        cap *= 2;
+    nvtxcorr_map_table_t *n = table_new(cap);
+    if (n == NULL || t == NULL) return n;
+    for (size_t i = 0; i <= t->mask; i++) {
+        if (key_at(t, i) == 0 || is_tombstone(t, i)) continue;
+        nvtxcorr_map_slot_t *s = slot_for(n, key_at(t, i));
+        atomic_store_explicit(&s->value,
+                              atomic_load_explicit(&t->slots[i].value, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&s->key, key_at(t, i), memory_order_relaxed);
+    }
+    n->used = live;
+    n->older = t;
+    return n;
 }
 
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
@@ -34,34 +95,35 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
     if (key == 0) return;
     pthread_mutex_lock(&map_lock);
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_relaxed);
+    if (value == NULL) { /* removal */
+        for (size_t i = t ? nvtxcorr_map_hash(key) & t->mask : 0; t && key_at(t, i) != 0;
+             i = (i + 1) & t->mask) {
+            if (key_at(t, i) != key) continue;
+            atomic_store_explicit(&t->slots[i].value, NULL, memory_order_release);
+            trim(t, i);
+            break;
+        }
+        pthread_mutex_unlock(&map_lock);
+        return;
+    }
     if (t == NULL || (t->used + 1) * 2 > t->mask + 1) {
-        size_t cap = t ? (t->mask + 1) * 2 : 256;
-        nvtxcorr_map_table_t *n = table_new(cap);
+        nvtxcorr_map_table_t *n = rebuild(t);
         if (n == NULL) { /* out of memory: the launch goes on without a cached label */
             pthread_mutex_unlock(&map_lock);
             return;
-        }
-        if (t) {
-            for (size_t i = 0; i <= t->mask; i++) {
-                uintptr_t k = atomic_load_explicit(&t->slots[i].key, memory_order_relaxed);
-                if (k == 0) continue;
-                nvtxcorr_map_slot_t *s = slot_for(n, k);
-                atomic_store_explicit(
-                    &s->value, atomic_load_explicit(&t->slots[i].value, memory_order_relaxed),
-                    memory_order_relaxed);
-                atomic_store_explicit(&s->key, k, memory_order_relaxed);
-            }
-            n->used = t->used;
-            n->older = t;
         }
         atomic_store_explicit(&map->table, n, memory_order_release);
         t = n;
     }
     nvtxcorr_map_slot_t *s = slot_for(t, key);
-    atomic_store_explicit(&s->value, value, memory_order_release);
-    if (atomic_load_explicit(&s->key, memory_order_relaxed) == 0) {
+    uintptr_t old = atomic_load_explicit(&s->key, memory_order_relaxed);
+    if (old == 0) {
+        atomic_store_explicit(&s->value, value, memory_order_release);
         atomic_store_explicit(&s->key, key, memory_order_release);
         t->used++;
+    } else {
+        if (old != key) atomic_store_explicit(&s->key, key, memory_order_release);
+        atomic_store_explicit(&s->value, value, memory_order_release);
     }
     pthread_mutex_unlock(&map_lock);
 }
@@ -72,6 +134,8 @@ void nvtxcorr_map_clear_values(nvtxcorr_map_t *map)
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_relaxed);
     for (size_t i = 0; t && i <= t->mask; i++)
         atomic_store_explicit(&t->slots[i].value, NULL, memory_order_release);
+    for (size_t i = 0; t && i <= t->mask; i++)
+        if (key_at(t, i) == 0) trim(t, (i - 1) & t->mask);
     pthread_mutex_unlock(&map_lock);
 }
 

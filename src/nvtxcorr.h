@@ -228,6 +228,7 @@ static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
         if (k == 0) return NULL;
     }
 }
+/* value NULL removes the handle. */
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
 
