@@ -20,7 +20,8 @@ function(nvtxcorr_preload_library target outdir)
     C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${outdir})
   add_dependencies(${target} nvtxcorr_exports)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
+    ${PROJECT_BINARY_DIR}/include)
   # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
   # a CUDA or NVTX library.
   target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -44,6 +45,7 @@ install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
 # object.
 if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
   get_target_property(_labels_sources nvtxcorr_labels SOURCES)
+  list(TRANSFORM _labels_sources PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/labels/)
   nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
     ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
   target_compile_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined

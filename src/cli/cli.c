@@ -1,4 +1,4 @@
-/* nvtxcorr-tool: the `nvtxcorr check`, `explain`, `doctor` (src/doctor.c) and `--version`
+/* nvtxcorr-tool: the `nvtxcorr check`, `explain`, `doctor` (src/cli/doctor.c) and `--version`
  * commands (the nvtxcorr launcher script execs this binary with the subcommand). Both load a label
  * table through the same parser and matcher the preload library uses, so what `check` accepts is
  * exactly what a profiled process will load, and `explain` shows the label a kernel will get. Exit

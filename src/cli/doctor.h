@@ -1,4 +1,4 @@
-/* `nvtxcorr doctor` (src/doctor.c), called by nvtxcorr-tool with argv[0] = "doctor". */
+/* `nvtxcorr doctor` (src/cli/doctor.c), called by nvtxcorr-tool with argv[0] = "doctor". */
 #ifndef NVTXCORR_DOCTOR_H
 #define NVTXCORR_DOCTOR_H
 
