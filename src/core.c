@@ -21,7 +21,12 @@ __attribute__((used)) static const char version_tag[] = "@(#)nvtxcorr " NVTXCORR
 
 _Atomic int nvtxcorr_mode;
 __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
-nvtxcorr_labels_t *nvtxcorr_table;
+static nvtxcorr_labels_t *table; /* set once, before the mode says ACTIVE */
+
+const nvtxcorr_labels_t *nvtxcorr_label_table(void)
+{
+    return table;
+}
 
 static __thread int initialising;
 
@@ -84,9 +89,9 @@ static void initialise_here(void *unused)
         mode = NVTXCORR_MODE_ACTIVE;
         why = "enabled, NVTX tool attached";
         if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
-            nvtxcorr_table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline,
-                                                  nvtxcorr_config.labels, nvtxcorr_log_line, NULL);
-            if (nvtxcorr_table == NULL)
+            table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline, nvtxcorr_config.labels,
+                                         nvtxcorr_log_line, NULL);
+            if (table == NULL)
                 nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
         }
     } else if (nvtxcorr_config.injection) {
@@ -101,7 +106,7 @@ static void initialise_here(void *unused)
         char paths[768];
         nvtxcorr_describe_paths(paths, sizeof paths);
         nvtxcorr_log(NVTXCORR_LOG_INFO, "%s; labels: %zu rules; capture: %s; %s; version %s", why,
-                     nvtxcorr_table ? nvtxcorr_labels_rule_count(nvtxcorr_table) : (size_t)0,
+                     table ? nvtxcorr_labels_rule_count(table) : (size_t)0,
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
                      NVTXCORR_VERSION_STRING);
     }

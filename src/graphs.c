@@ -19,8 +19,6 @@
 #include "labels.h"
 #include "nvtxcorr.h"
 
-extern nvtxcorr_labels_t *nvtxcorr_table;
-
 static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
 
@@ -134,7 +132,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     /* Offsets now, pointers once the buffer stops moving (see finish()). */
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
-    if (v == NULL && f) v = nvtxcorr_label_lookup_slow(NVTXCORR_KEY_FUNCTION, f);
+    if (v == NULL && f) v = nvtxcorr_function_label_slow(f);
     const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     c->list[c->kernels].label = l && !l->skip ? l->text : "-";
     c->names_len += len;
@@ -225,7 +223,7 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
     nvtxcorr_label_result_t res;
     nvtxcorr_match_lock();
-    nvtxcorr_labels_match_graph(nvtxcorr_table, &keys, &res);
+    nvtxcorr_labels_match_graph(nvtxcorr_label_table(), &keys, &res);
     nvtxcorr_match_unlock();
     graph_label_t *g = label_take();
     const nvtxcorr_label_t *l = NULL;
@@ -299,13 +297,14 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
 
 /* An exec we never saw instantiated (made before NVTX was attached, or on a path we do not
  * see): one shared label, not cached per handle, so a later instantiation still wins. */
-const nvtxcorr_label_t *nvtxcorr_graph_unknown(const void *exec)
+const void *nvtxcorr_graph_label_slow(const void *exec)
 {
     static const nvtxcorr_label_t *_Atomic unknown;
+    (void)exec;
     const nvtxcorr_label_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
     if (l == NULL) {
         l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
         atomic_store_explicit(&unknown, l, memory_order_release);
     }
-    return l;
+    return nvtxcorr_label_value(l);
 }

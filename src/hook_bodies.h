@@ -60,13 +60,13 @@
 #define NVTXCORR_LAUNCH_STUB(sym) NVTXCORR_LOCAL_ALIAS(sym)
 #endif
 
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)         \
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, map, key, stream)         \
     NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
         if (!nvtxcorr_active()) return real args;                                                  \
         const nvtxcorr_label_t *pushed =                                                           \
-            nvtxcorr_launch_begin(kind, map, (const void *)(key), (const void *)(stream), ptsz);   \
+            nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \
         R r = real args;                                                                           \
         nvtxcorr_launch_end(pushed);                                                               \
         return r;                                                                                  \
@@ -135,13 +135,13 @@
  * Handles are cast to the driver's types: the runtime's are the same objects. */
 #define LAUNCH_FN(sym, ptsz, params, args, f, s)                                                   \
     NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args,                      \
-                         NVTXCORR_KEY_FUNCTION, &nvtxcorr_function_labels, f, s)
+                         nvtxcorr_function_label_slow, &nvtxcorr_function_labels, f, s)
 #define LAUNCH_HOST(sym, ptsz, params, args, func, s)                                              \
-    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_HOST,   \
-                         &nvtxcorr_host_labels, func, s)
+    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args,                      \
+                         nvtxcorr_host_label_slow, &nvtxcorr_host_labels, func, s)
 #define LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                                \
-    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_GRAPH,  \
-                         &nvtxcorr_graph_labels, e, s)
+    NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args,                      \
+                         nvtxcorr_graph_label_slow, &nvtxcorr_graph_labels, e, s)
 #define INSTANTIATE(sym, ptsz, params, args, pe, g)                                                \
     NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
                         if (r == HOOK_OK && (pe) && *(pe))                                         \

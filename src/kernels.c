@@ -17,8 +17,6 @@
 #include "labels.h"
 #include "nvtxcorr.h"
 
-extern nvtxcorr_labels_t *nvtxcorr_table;
-
 nvtxcorr_map_t nvtxcorr_function_labels;
 nvtxcorr_map_t nvtxcorr_host_labels;
 nvtxcorr_map_t nvtxcorr_graph_labels;
@@ -147,14 +145,14 @@ static const nvtxcorr_label_t *label_for_name(const char *mangled)
     nvtxcorr_label_result_t res;
     nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
     nvtxcorr_match_lock();
-    nvtxcorr_labels_match_kernel(nvtxcorr_table, &names, &res);
+    nvtxcorr_labels_match_kernel(nvtxcorr_label_table(), &names, &res);
     nvtxcorr_match_unlock();
     return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
 typedef struct lookup_job {
-    nvtxcorr_key_t kind;
     const void *key;
+    int host; /* a runtime host stub, else a CUfunction / CUkernel */
     const void *value;
 } lookup_job_t;
 
@@ -162,33 +160,29 @@ static void lookup(void *arg)
 {
     lookup_job_t *job = arg;
     char name[1024];
-    const nvtxcorr_label_t *l;
-    nvtxcorr_map_t *map;
     const void *key = job->key;
-    switch (job->kind) {
-    case NVTXCORR_KEY_GRAPH:
-        job->value = nvtxcorr_graph_unknown(key);
-        return;
-    case NVTXCORR_KEY_HOST:
-        map = &nvtxcorr_host_labels;
-        l = label_for_name(key && host_name(key, name, sizeof name) == 0 ? name : "unknown_kernel");
-        break;
-    case NVTXCORR_KEY_FUNCTION:
-    default:
-        map = &nvtxcorr_function_labels;
-        l = label_for_name(
-            key && nvtxcorr_function_name(key, name, sizeof name) == 0 ? name : "unknown_kernel");
-        break;
-    }
-    void *v = nvtxcorr_label_value(l);
-    if (key && v) nvtxcorr_map_put(map, key, v);
+    int named = key && (job->host ? host_name(key, name, sizeof name)
+                                  : nvtxcorr_function_name(key, name, sizeof name)) == 0;
+    void *v = nvtxcorr_label_value(label_for_name(named ? name : "unknown_kernel"));
+    if (key && v)
+        nvtxcorr_map_put(job->host ? &nvtxcorr_host_labels : &nvtxcorr_function_labels, key, v);
     job->value = v;
 }
 
 /* Runs on the slow-path stack: naming, demangling and matching are deep. */
-const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key)
+static const void *lookup_on_slow_stack(const void *key, int host)
 {
-    lookup_job_t job = {kind, key, NULL};
+    lookup_job_t job = {key, host, NULL};
     nvtxcorr_on_slow_stack(lookup, &job);
     return job.value;
+}
+
+const void *nvtxcorr_function_label_slow(const void *f)
+{
+    return lookup_on_slow_stack(f, 0);
+}
+
+const void *nvtxcorr_host_label_slow(const void *func)
+{
+    return lookup_on_slow_stack(func, 1);
 }

@@ -136,6 +136,9 @@ extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
 /* Whether this thread is the one initialising (core.c). */
 int nvtxcorr_initialising_here(void);
+/* The label table loaded at initialisation, or NULL for default labels (core.c). */
+struct nvtxcorr_labels;
+const struct nvtxcorr_labels *nvtxcorr_label_table(void);
 
 /* True when this call must be bracketed. The first hooked call initialises; a call made while
  * another thread initialises, or re-entered from inside initialisation, passes through. */
@@ -249,10 +252,13 @@ static inline const nvtxcorr_label_t *nvtxcorr_label_of(const void *value)
     return (const nvtxcorr_label_t *)((uintptr_t)value & ~(uintptr_t)1);
 }
 
-typedef enum { NVTXCORR_KEY_FUNCTION, NVTXCORR_KEY_HOST, NVTXCORR_KEY_GRAPH } nvtxcorr_key_t;
-/* Finds, caches and returns the map value (tagged label) for a handle seen for the first
- * time. */
-const void *nvtxcorr_label_lookup_slow(nvtxcorr_key_t kind, const void *key);
+/* The slow path of a launch whose handle has no cached label, one per kind of handle: finds,
+ * caches and returns the map value (tagged label). Data flows one way: hook -> label cache ->
+ * (here) label library -> emit. */
+typedef const void *(*nvtxcorr_label_slow_fn)(const void *key);
+const void *nvtxcorr_function_label_slow(const void *f); /* CUfunction / CUkernel (kernels.c) */
+const void *nvtxcorr_host_label_slow(const void *func);  /* runtime host stub (kernels.c) */
+const void *nvtxcorr_graph_label_slow(const void *exec); /* CUgraphExec (graphs.c) */
 void nvtxcorr_track_name(const void *handle, const char *name);
 void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);
@@ -267,7 +273,6 @@ int nvtxcorr_function_name(const void *f, char *buf, size_t size);
 void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph);
 void nvtxcorr_graph_updated(CUgraphExec exec, CUgraph graph);
 void nvtxcorr_graph_destroyed(CUgraphExec exec);
-const nvtxcorr_label_t *nvtxcorr_graph_unknown(const void *exec);
 
 /* ---- stream capture (capture.c) ---- */
 extern _Atomic unsigned nvtxcorr_captures_open;
@@ -276,13 +281,13 @@ const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const
                                                 int ptsz);
 
 /* ---- the launch bracket ---- */
-static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_key_t kind,
+static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
                                                             nvtxcorr_map_t *map, const void *key,
                                                             const void *stream, int ptsz)
 {
     if (nvtxcorr_thread.depth++ != 0) return NULL;
     const void *v = nvtxcorr_map_get(map, key);
-    if (NVTXCORR_UNLIKELY(v == NULL)) v = nvtxcorr_label_lookup_slow(kind, key);
+    if (NVTXCORR_UNLIKELY(v == NULL)) v = slow(key);
     if ((uintptr_t)v & 1) /* skip */
         return NULL;
     const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
