@@ -3,13 +3,14 @@
  * cuGetProcAddress (procaddr.c). */
 #include "hook_bodies.h"
 
-#define HOOK_RESULT CUresult
-#define HOOK_OK CUDA_SUCCESS
-#define HOOK_NOTFOUND CUDA_ERROR_NOT_FOUND
-#define HOOK_CAPTURE_ENDED(r)                                                                      \
+#define NVTXCORR_HOOK_RESULT CUresult
+#define NVTXCORR_HOOK_OK CUDA_SUCCESS
+#define NVTXCORR_HOOK_NOTFOUND CUDA_ERROR_NOT_FOUND
+#define NVTXCORR_HOOK_CAPTURE_ENDED(r)                                                             \
     ((r) == CUDA_SUCCESS || (r) == CUDA_ERROR_STREAM_CAPTURE_INVALIDATED ||                        \
      (r) == CUDA_ERROR_STREAM_CAPTURE_UNJOINED)
 
 #define DRIVER(kind, sym, pub, ver, ptsz, params, args, ...)                                       \
-    kind(sym, ptsz, params, args, __VA_ARGS__)
+    NVTXCORR_HOOK_##kind(sym, ptsz, params, args, __VA_ARGS__)
 #include "hooks.def"
+#include "hook_bodies_end.h"

@@ -109,13 +109,19 @@ struct link_map *nvtxcorr_object_of(const void *addr);
 void *nvtxcorr_lookup_in(struct link_map *m, const char *name);
 /* A real symbol: RTLD_NEXT from us, then every loaded object (finds RTLD_LOCAL libraries). */
 void *nvtxcorr_find_real(const char *name);
-/* Wraps a driver function the caller obtained from a resolver for `public_name`.
+/* Whether resolvers hand out hooks now (resolve.c): active, or another thread initialising. */
+int nvtxcorr_hand_out_hooks(void);
+/* Wraps a driver function the caller obtained from a resolver for `public_name` (procaddr.c).
  * version < 0 means the requested ABI version is unknown (cudaGetDriverEntryPoint). */
 void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,
                            void *fn);
 /* A driver entry point for our own use (names, capture queries, graph contents), through
  * the real cuGetProcAddress_v2; NULL if the driver lacks it. */
 void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
+/* The driver flags a cudaGetDriverEntryPoint answer was resolved with (procaddr.c). */
+unsigned long long nvtxcorr_entry_point_flags(const char *symbol, int version,
+                                              unsigned long long rt_flags, int default_ptsz,
+                                              void *fn);
 /* One-line summary of which paths are live, for the info line. */
 void nvtxcorr_describe_paths(char *buf, size_t size);
 

@@ -147,7 +147,7 @@ static void *claim_slot(nvtxcorr_slot_id_t id, void *real)
 /* Whether a resolver hands out our hook for a real function. Disabled or no NVTX tool: no,
  * the real function, so that path costs nothing. While another thread initialises the answer
  * is not known yet, and our hook is right either way. */
-static int hand_out_hooks(void)
+int nvtxcorr_hand_out_hooks(void)
 {
     return nvtxcorr_active() || (atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) ==
                                      NVTXCORR_MODE_INITIALISING &&
@@ -157,7 +157,7 @@ static int hand_out_hooks(void)
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real)
 {
     if (real == NULL || nvtxcorr_slot_of_hook(real) >= 0) return real;
-    return hand_out_hooks() ? claim_slot(id, real) : real;
+    return nvtxcorr_hand_out_hooks() ? claim_slot(id, real) : real;
 }
 
 void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real)
@@ -170,64 +170,6 @@ void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real)
     /* Active, or not known yet: our hook, which forwards if the library turns out to be
      * pass-through. */
     return claim_slot(id, real);
-}
-
-void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags, void *fn)
-{
-    if (fn == NULL || public_name == NULL || nvtxcorr_slot_of_hook(fn) >= 0) return fn;
-    int ptsz = (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) != 0;
-    int best = -1, any_ptsz = 0, known = 0;
-    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
-        const nvtxcorr_hook_t *h = &nvtxcorr_hooks[i];
-        if (h->public_name == NULL || strcmp(h->public_name, public_name)) continue;
-        known = 1;
-        any_ptsz |= h->ptsz;
-        /* The driver already chose; a pointer we hold in a slot is that slot's ABI. */
-        if (atomic_load_explicit(&nvtxcorr_real_fn[i], memory_order_acquire) == fn)
-            return hand_out_hooks() ? h->hook : fn;
-    }
-    if (!known) return fn;
-    /* The driver exports each ABI under its own name: when the pointer is exactly such a
-     * symbol, that name says which signature it has, whatever was asked for (a driver could
-     * answer "cuGraphInstantiate" at 12000 with cuGraphInstantiateWithFlags). */
-    Dl_info info;
-    if (dladdr(fn, &info) && info.dli_saddr == fn && info.dli_sname) {
-        int id = nvtxcorr_slot_of_symbol(info.dli_sname);
-        if (id >= 0 && nvtxcorr_hooks[id].public_name) {
-            void *w = nvtxcorr_claim((nvtxcorr_slot_id_t)id, fn);
-            nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s (version %d, flags %llu) -> %s%s", public_name,
-                         version, flags, w == fn ? "unwrapped " : "", info.dli_sname);
-            return w;
-        }
-    }
-    if (version < 0) return fn; /* ABI version unknown: never guess a signature */
-    if (ptsz && !any_ptsz)
-        ptsz = 0; /* no per-thread variant exists: the driver returned the only one */
-    for (int i = 0; i < NVTXCORR_SLOT_COUNT; i++) {
-        const nvtxcorr_hook_t *h = &nvtxcorr_hooks[i];
-        if (h->public_name && !strcmp(h->public_name, public_name) && h->ptsz == ptsz &&
-            h->version <= version && (best < 0 || h->version > nvtxcorr_hooks[best].version))
-            best = i;
-    }
-    if (best < 0) return fn;
-    void *w = nvtxcorr_claim((nvtxcorr_slot_id_t)best, fn);
-    nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s (version %d, flags %llu) -> %s%s", public_name, version,
-                 flags, w == fn ? "unwrapped " : "", nvtxcorr_hooks[best].symbol);
-    return w;
-}
-
-typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
-                              CUdriverProcAddressQueryResult *);
-
-void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz)
-{
-    gpa_v2_fn gpa = (gpa_v2_fn)nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress_v2);
-    void *p = NULL;
-    CUdriverProcAddressQueryResult status;
-    cuuint64_t flags =
-        ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    if (gpa == NULL || gpa(public_name, &p, version, flags, &status) != CUDA_SUCCESS) return NULL;
-    return p;
 }
 
 void nvtxcorr_describe_paths(char *buf, size_t size)

@@ -6,12 +6,14 @@
  * never reaches these; its driver calls are caught by cuGetProcAddress instead. */
 #include "hook_bodies.h"
 
-#define HOOK_RESULT cudaError_t
-#define HOOK_OK cudaSuccess
-#define HOOK_NOTFOUND cudaErrorSymbolNotFound
-#define HOOK_CAPTURE_ENDED(r)                                                                      \
+#define NVTXCORR_HOOK_RESULT cudaError_t
+#define NVTXCORR_HOOK_OK cudaSuccess
+#define NVTXCORR_HOOK_NOTFOUND cudaErrorSymbolNotFound
+#define NVTXCORR_HOOK_CAPTURE_ENDED(r)                                                             \
     ((r) == cudaSuccess || (r) == cudaErrorStreamCaptureInvalidated ||                             \
      (r) == cudaErrorStreamCaptureUnjoined)
 
-#define RUNTIME(kind, sym, ptsz, params, args, ...) kind(sym, ptsz, params, args, __VA_ARGS__)
+#define RUNTIME(kind, sym, ptsz, params, args, ...)                                                \
+    NVTXCORR_HOOK_##kind(sym, ptsz, params, args, __VA_ARGS__)
 #include "hooks.def"
+#include "hook_bodies_end.h"
