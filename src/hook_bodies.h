@@ -23,6 +23,11 @@
  * (docs/performance.md). Elsewhere the C body is the exported symbol itself. Either way the
  * entry has a second, hidden name, nvtxcorr_local_<sym>, for the hook table (nvtxcorr.h). */
 #if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
+/* What the stub's instructions assume: `cmpl $0, %fs:(nvtxcorr_thread)` reads the depth, and
+ * `movl nvtxcorr_mode` reads the whole mode. */
+_Static_assert(offsetof(nvtxcorr_thread_t, depth) == 0, "the entry stub reads depth at offset 0");
+_Static_assert(sizeof(unsigned) == 4, "the entry stub compares depth as 4 bytes");
+_Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode as 4 bytes");
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
 #define NVTXCORR_LAUNCH_STUB(sym)                                                                  \
