@@ -90,7 +90,7 @@ static void initialise_here(void *unused)
         why = "enabled, NVTX tool attached";
         if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
             table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline, nvtxcorr_config.labels,
-                                         nvtxcorr_log_line, NULL);
+                                         nvtxcorr_log_label_error, NULL);
             if (table == NULL)
                 nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
         }

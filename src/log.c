@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "labels.h"
 #include "names.h"
 #include "nvtxcorr.h"
 
@@ -44,10 +45,10 @@ void nvtxcorr_log(int level, const char *fmt, ...)
     errno = saved;
 }
 
-/* A line already formatted with its prefix (label-table errors come this way). */
-void nvtxcorr_log_line(void *ctx, const char *line)
+/* A label-table error (the loader's report callback). */
+void nvtxcorr_log_label_error(void *ctx, const nvtxcorr_label_error_t *error)
 {
+    char text[768];
     (void)ctx;
-    nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s",
-                 line + (strncmp(line, "nvtxcorr: error: ", 17) ? 0 : 17));
+    nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s", nvtxcorr_label_error_text(error, text, sizeof text));
 }

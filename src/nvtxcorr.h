@@ -50,7 +50,8 @@ int nvtxcorr_config_disabled(void);
 
 /* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
 void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void nvtxcorr_log_line(void *ctx, const char *line);
+struct nvtxcorr_label_error;
+void nvtxcorr_log_label_error(void *ctx, const struct nvtxcorr_label_error *error);
 #define NVTXCORR_LOG_ON(level) ((level) <= nvtxcorr_config.log_level)
 
 /* ---- the hook table and real-function slots (resolve.c) ---- */

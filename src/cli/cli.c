@@ -38,12 +38,6 @@ static int usage(const char *why)
     return 2;
 }
 
-static void print_error(void *ctx, const char *line)
-{
-    (void)ctx;
-    fprintf(stderr, "%s\n", line);
-}
-
 /* Kernel names, rule text and paths are shown with control bytes as \xNN (an escape sequence
  * in a kernel name must not drive the user's terminal). Returns a malloc'd copy, or a
  * placeholder when out of memory; free it with release(). */
@@ -62,6 +56,15 @@ static void release(char *s)
     if (strcmp(s, "(out of memory)") != 0) free(s);
 }
 
+static void print_error(void *ctx, const nvtxcorr_label_error_t *error)
+{
+    char text[8192];
+    char *v = shown(nvtxcorr_label_error_text(error, text, sizeof text));
+    (void)ctx;
+    fprintf(stderr, "nvtxcorr: error: %s\n", v);
+    release(v);
+}
+
 static void field(const char *name, const char *value)
 {
     char *v = shown(value);
@@ -76,7 +79,7 @@ static int check_one(const char *inline_rules, const char *path)
     nvtxcorr_labels_t *t;
 
     if (inline_rules && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
-        print_error(NULL, "nvtxcorr: error: NVTXCORR_LABELS_INLINE: no rules");
+        print_error(NULL, &(nvtxcorr_label_error_t){"NVTXCORR_LABELS_INLINE", 0, "no rules"});
         return 1;
     }
     t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
@@ -237,7 +240,7 @@ static int cmd_explain(const char *inline_rules, int have_inline, int argc, char
     path = strcmp(argv[0], "-") == 0 ? NULL : argv[0];
     if (!path && !have_inline) return usage("explain: FILE - needs --inline RULES");
     if (have_inline && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
-        print_error(NULL, "nvtxcorr: error: NVTXCORR_LABELS_INLINE: no rules");
+        print_error(NULL, &(nvtxcorr_label_error_t){"NVTXCORR_LABELS_INLINE", 0, "no rules"});
         return 1;
     }
     t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);

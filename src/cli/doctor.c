@@ -17,6 +17,7 @@
 
 #include "doctor.h"
 #include "labels.h"
+#include "names.h"
 
 static void line(const char *what, const char *verdict, const char *detail)
 {
@@ -131,10 +132,13 @@ static void check_driver(void)
     dlclose(h);
 }
 
-static void report_label_error(void *ctx, const char *msg)
+static void report_label_error(void *ctx, const nvtxcorr_label_error_t *error)
 {
+    char text[4096], shown[4 * sizeof text]; /* control bytes shown as \\xNN */
     (void)ctx;
-    printf("             %s\n", msg);
+    nvtxcorr_escape_controls(shown, sizeof shown,
+                             nvtxcorr_label_error_text(error, text, sizeof text));
+    printf("             nvtxcorr: error: %s\n", shown);
 }
 
 static void check_labels(const char *path, const char *inline_rules)

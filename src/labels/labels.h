@@ -13,9 +13,20 @@
 
 typedef struct nvtxcorr_labels nvtxcorr_labels_t;
 
-/* Where errors go: one complete line, without the trailing newline, already in the form
- * "nvtxcorr: error: <file>:<line>: <reason>". */
-typedef void (*nvtxcorr_labels_report_fn)(void *ctx, const char *line);
+/* One error in a label table, as values: where and why. The strings are the loader's raw text
+ * (a path or a quoted token may hold control bytes): whoever prints escapes them. */
+typedef struct nvtxcorr_label_error {
+    const char *source; /* the file's path as given, "NVTXCORR_LABELS_INLINE", or "label table" */
+    unsigned line;      /* line (file) or rule number (inline); 0: about the whole source */
+    const char *reason; /* one line, no trailing newline */
+} nvtxcorr_label_error_t;
+
+/* Where errors go. */
+typedef void (*nvtxcorr_labels_report_fn)(void *ctx, const nvtxcorr_label_error_t *error);
+
+/* The one textual form of an error, "<source>:<line>: <reason>" ("<source>: <reason>" for line
+ * 0), into buf (cut to size); every reporter prints it after "nvtxcorr: error: ". Returns buf. */
+const char *nvtxcorr_label_error_text(const nvtxcorr_label_error_t *error, char *buf, size_t size);
 
 /* Loads inline rules (NVTXCORR_LABELS_INLINE, rules separated by ';', tried first) and a
  * file (NVTXCORR_LABELS). Either may be NULL. Returns NULL when neither gives a rule or when

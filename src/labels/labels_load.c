@@ -27,30 +27,24 @@ enum {
 
 static const char inline_source[] = "NVTXCORR_LABELS_INLINE";
 
-/* One report is one line: control characters from a path or a quoted token (a CR, an
- * escape sequence) must not break it or drive the user's terminal, so they are shown as
- * \xNN. */
-static void emit(labels_parser_t *p, char *msg)
+static void report_error(labels_parser_t *p, unsigned line, const char *reason)
 {
-    size_t size = 4 * strlen(msg) + 1;
-    char *shown = malloc(size); /* the loader allocates anyway; keep stacks small */
+    nvtxcorr_label_error_t e = {p->source, line, reason};
+    p->report(p->ctx, &e);
+}
 
-    if (shown) {
-        nvtxcorr_escape_controls(shown, size, msg);
-        p->report(p->ctx, shown);
-        free(shown);
-        return;
-    }
-    for (char *c = msg; *c; c++) {
-        if (nvtxcorr_is_control((unsigned char)*c)) *c = '?';
-    }
-    p->report(p->ctx, msg);
+const char *nvtxcorr_label_error_text(const nvtxcorr_label_error_t *e, char *buf, size_t size)
+{
+    if (e->line)
+        snprintf(buf, size, "%s:%u: %s", e->source, e->line, e->reason);
+    else
+        snprintf(buf, size, "%s: %s", e->source, e->reason);
+    return buf;
 }
 
 void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, ...)
 {
     char reason[512];
-    char msg[4600];
     va_list ap;
 
     p->errors++;
@@ -62,21 +56,16 @@ void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(reason, sizeof(reason), fmt, ap);
     va_end(ap);
-    if (line)
-        snprintf(msg, sizeof(msg), "nvtxcorr: error: %s:%u: %s", p->source, line, reason);
-    else
-        snprintf(msg, sizeof(msg), "nvtxcorr: error: %s: %s", p->source, reason);
-    emit(p, msg);
+    report_error(p, line, reason);
 }
 
 static void finish_source(labels_parser_t *p)
 {
-    char msg[4600];
+    char reason[64];
 
     if (p->hidden && p->report) {
-        snprintf(msg, sizeof(msg), "nvtxcorr: error: %s: too many errors, %u more not shown",
-                 p->source, p->hidden);
-        emit(p, msg);
+        snprintf(reason, sizeof(reason), "too many errors, %u more not shown", p->hidden);
+        report_error(p, 0, reason);
     }
 }
 
@@ -317,7 +306,8 @@ static nvtxcorr_labels_t *finish(nvtxcorr_labels_t *t, unsigned errors,
     if (errors == 0 && t->count > 0) {
         if (nvtxcorr_labels_build_index(t) == 0) return t;
         if (report) {
-            report(ctx, "nvtxcorr: error: label table: out of memory");
+            nvtxcorr_label_error_t e = {"label table", 0, "out of memory"};
+            report(ctx, &e);
         }
     }
     nvtxcorr_labels_free(t);

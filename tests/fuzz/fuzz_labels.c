@@ -14,11 +14,12 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void on_error(void *ctx, const char *line)
+static void on_error(void *ctx, const nvtxcorr_label_error_t *error)
 {
     unsigned *count = ctx;
 
-    if (strncmp(line, "nvtxcorr: error: ", 17) != 0 || strchr(line, '\n')) abort();
+    if (!error->source || !error->reason || !error->reason[0] || strchr(error->reason, '\n'))
+        abort();
     (*count)++;
 }
 

@@ -20,10 +20,11 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static void print_error(void *ctx, const char *line)
+static void print_error(void *ctx, const nvtxcorr_label_error_t *error)
 {
+    char text[4096];
     (void)ctx;
-    fprintf(stderr, "%s\n", line);
+    fprintf(stderr, "nvtxcorr: error: %s\n", nvtxcorr_label_error_text(error, text, sizeof text));
 }
 
 int main(int argc, char **argv)

@@ -58,12 +58,14 @@ typedef struct errors {
     int count;
 } errors_t;
 
-static void collect(void *ctx, const char *line)
+static void collect(void *ctx, const nvtxcorr_label_error_t *error)
 {
     errors_t *e = ctx;
     size_t n = strlen(e->text);
+    char text[4096];
 
-    snprintf(e->text + n, sizeof(e->text) - n, "%s\n", line);
+    snprintf(e->text + n, sizeof(e->text) - n, "nvtxcorr: error: %s\n",
+             nvtxcorr_label_error_text(error, text, sizeof(text)));
     e->count++;
 }
 
