@@ -43,7 +43,7 @@ static int stream_capturing(const void *stream, int ptsz)
            status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
 
-const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
+const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
                                                 int ptsz)
 {
     unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
@@ -63,5 +63,5 @@ const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const
     }
     if (!capturing) return l;
     if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_SKIP) return NULL;
-    return nvtxcorr_label_capture_variant(l);
+    return nvtxcorr_range_capture_variant(l);
 }

@@ -21,9 +21,9 @@ __attribute__((used)) static const char version_tag[] = "@(#)nvtxcorr " NVTXCORR
 
 _Atomic int nvtxcorr_mode;
 __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
-static nvtxcorr_labels_t *table; /* set once, before the mode says ACTIVE */
+static nvtxcorr_label_table_t *table; /* set once, before the mode says ACTIVE */
 
-const nvtxcorr_labels_t *nvtxcorr_label_table(void)
+const nvtxcorr_label_table_t *nvtxcorr_label_table(void)
 {
     return table;
 }

@@ -11,12 +11,14 @@
 
 #include <nvtxcorr/nvtxcorr.h>
 
+#include "labels.h"
 #include "names.h"
 #include "nvtxcorr.h"
 
 nvtxDomainHandle_t nvtxcorr_domain;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static nvtxcorr_map_t capture_variants; /* range -> its " [capture]" variant */
 
 int nvtxcorr_emit_init(void)
 {
@@ -24,8 +26,8 @@ int nvtxcorr_emit_init(void)
     return nvtxcorr_domain != NULL;
 }
 
-enum { CATEGORY_MAX = 256 };
-static char *categories[CATEGORY_MAX]; /* id - 1 -> name */
+enum { CATEGORIES_MAX = 256 };           /* NVTX category ids this library names */
+static char *categories[CATEGORIES_MAX]; /* id - 1 -> name */
 static unsigned category_count;
 
 /* Caller holds lock. 0 when none or when the table is full. */
@@ -34,13 +36,13 @@ static uint32_t category_id(const char *name)
     if (name == NULL || !*name) return 0;
     for (unsigned i = 0; i < category_count; i++)
         if (!strcmp(categories[i], name)) return i + 1;
-    if (category_count == CATEGORY_MAX || !(categories[category_count] = strdup(name))) return 0;
+    if (category_count == CATEGORIES_MAX || !(categories[category_count] = strdup(name))) return 0;
     nvtxDomainNameCategoryA(nvtxcorr_domain, category_count + 1, name);
     return ++category_count;
 }
 
 typedef struct interned {
-    nvtxcorr_label_t label;
+    nvtxcorr_range_t label;
     struct interned *next;
     uint32_t color_key, category;
 } interned_t;
@@ -59,14 +61,13 @@ static size_t hash_text(const char *s)
 }
 
 /* The ready-to-push attributes of a label whose text lives at `text` (not copied). */
-static void fill(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+static void fill(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
                  uint32_t category, int skip)
 {
     nvtxEventAttributes_t *a = &l->attr;
     memset(a, 0, sizeof *a);
     l->text = text;
     l->skip = skip;
-    atomic_store_explicit(&l->capture, NULL, memory_order_relaxed);
     a->version = NVTX_VERSION;
     a->size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a->category = category;
@@ -82,9 +83,10 @@ static void fill(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t 
 
 /* A label owned by the caller (graphs.c keeps one per exec and recycles it): not interned,
  * so labels that embed an ever-growing ordinal do not accumulate. */
-void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+void nvtxcorr_range_init(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip)
 {
+    nvtxcorr_map_put(&capture_variants, l, NULL); /* a recycled range's old text */
     pthread_mutex_lock(&lock);
     uint32_t cat = skip ? 0 : category_id(category);
     fill(l, text, has_color, color, cat, skip);
@@ -109,7 +111,7 @@ static void grow(void)
     bucket_count = n;
 }
 
-const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
+const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip)
 {
     uint32_t color_key = has_color ? color | 0xFF000000u : 0;
@@ -145,26 +147,32 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
 }
 
 /* A launch made while its stream captures is recorded into a graph, not run: it gets the
- * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. */
+ * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. The
+ * variant of each range is made once and kept in a map keyed by the range. */
+typedef struct variant_job {
+    const nvtxcorr_range_t *range;
+    const nvtxcorr_range_t *variant;
+} variant_job_t;
+
 static void make_capture_variant(void *arg)
 {
-    nvtxcorr_label_t *l = arg;
-    char text[NVTXCORR_LABEL_TEXT_MAX + 16];
+    variant_job_t *job = arg;
+    const nvtxcorr_range_t *l = job->range;
+    char text[NVTXCORR_LABEL_MAX + sizeof NVTXCORR_CAPTURE_SUFFIX];
     snprintf(text, sizeof text, "%s" NVTXCORR_CAPTURE_SUFFIX, l->text);
-    nvtxcorr_label_t *c = (nvtxcorr_label_t *)nvtxcorr_label_make(
-        text, l->attr.colorType == NVTX_COLOR_ARGB, l->attr.color, NVTXCORR_CATEGORY_CAPTURE, 0);
-    if (c) atomic_store_explicit(&l->capture, c, memory_order_release);
+    job->variant = nvtxcorr_range_make(text, l->attr.colorType == NVTX_COLOR_ARGB, l->attr.color,
+                                       NVTXCORR_CATEGORY_CAPTURE, 0);
+    if (job->variant) nvtxcorr_map_put(&capture_variants, l, nvtxcorr_range_value(job->variant));
 }
 
-const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l)
+const nvtxcorr_range_t *nvtxcorr_range_capture_variant(const nvtxcorr_range_t *l)
 {
     if (l == NULL || l->skip) return l;
-    nvtxcorr_label_t *c =
-        atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
+    const nvtxcorr_range_t *c = nvtxcorr_range_of(nvtxcorr_map_get(&capture_variants, l));
     if (c) return c;
-    nvtxcorr_on_slow_stack(make_capture_variant, (void *)l); /* once per label */
-    c = atomic_load_explicit(&((nvtxcorr_label_t *)l)->capture, memory_order_acquire);
-    return c ? c : l;
+    variant_job_t job = {l, NULL};
+    nvtxcorr_on_slow_stack(make_capture_variant, &job); /* once per range */
+    return job.variant ? job.variant : l;
 }
 
 void nvtxcorr_emit_mark(const char *text, const char *category)

@@ -27,7 +27,7 @@ static _Atomic unsigned instantiations;
  * so a program that instantiates in a loop does not grow. (A launch racing with a destroy of
  * the same exec, which CUDA forbids, could see a recycled label: valid memory, wrong text.) */
 typedef struct graph_label {
-    nvtxcorr_label_t label;
+    nvtxcorr_range_t label;
     char text[NVTXCORR_LABEL_MAX];
     struct graph_label *next_free;
 } graph_label_t;
@@ -133,7 +133,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
     if (v == NULL && f) v = nvtxcorr_function_label_slow(f);
-    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
+    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
     c->list[c->kernels].label = l && !l->skip ? l->text : "-";
     c->names_len += len;
     c->kernels++;
@@ -226,14 +226,14 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     nvtxcorr_labels_match_graph(nvtxcorr_label_table(), &keys, &res);
     nvtxcorr_match_unlock();
     graph_label_t *g = label_take();
-    const nvtxcorr_label_t *l = NULL;
+    const nvtxcorr_range_t *l = NULL;
     if (g) {
         snprintf(g->text, sizeof g->text, "%s", res.label);
-        nvtxcorr_label_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
+        nvtxcorr_range_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
         l = &g->label;
     }
     graph_label_t *old = nvtxcorr_map_get(&owned, exec);
-    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
+    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_range_value(l));
     nvtxcorr_map_put(&owned, exec, g);
     label_give_back(old);
 
@@ -299,12 +299,12 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
  * see): one shared label, not cached per handle, so a later instantiation still wins. */
 const void *nvtxcorr_graph_label_slow(const void *exec)
 {
-    static const nvtxcorr_label_t *_Atomic unknown;
+    static const nvtxcorr_range_t *_Atomic unknown;
     (void)exec;
-    const nvtxcorr_label_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
+    const nvtxcorr_range_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
     if (l == NULL) {
-        l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
+        l = nvtxcorr_range_make("graph#?", 0, 0, NULL, 0);
         atomic_store_explicit(&unknown, l, memory_order_release);
     }
-    return nvtxcorr_label_value(l);
+    return nvtxcorr_range_value(l);
 }

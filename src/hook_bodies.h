@@ -70,7 +70,7 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
         if (!nvtxcorr_active()) return real args;                                                  \
-        const nvtxcorr_label_t *pushed =                                                           \
+        const nvtxcorr_range_t *pushed =                                                           \
             nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \
         R r = real args;                                                                           \
         nvtxcorr_launch_end(pushed);                                                               \

@@ -30,7 +30,6 @@ enum {
     NVTXCORR_LOG_INFO,
     NVTXCORR_LOG_DEBUG
 };
-enum { NVTXCORR_LABEL_TEXT_MAX = 256 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
 
 typedef struct nvtxcorr_config {
@@ -144,8 +143,8 @@ int nvtxcorr_init_slow(void);
 /* Whether this thread is the one initialising (core.c). */
 int nvtxcorr_initialising_here(void);
 /* The label table loaded at initialisation, or NULL for default labels (core.c). */
-struct nvtxcorr_labels;
-const struct nvtxcorr_labels *nvtxcorr_label_table(void);
+struct nvtxcorr_label_table;
+const struct nvtxcorr_label_table *nvtxcorr_label_table(void);
 
 /* True when this call must be bracketed. The first hooked call initialises; a call made while
  * another thread initialises, or re-entered from inside initialisation, passes through. */
@@ -175,20 +174,19 @@ typedef struct nvtxcorr_thread {
 extern __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
 
 /* ---- labels ready to push (emit.c) ---- */
-typedef struct nvtxcorr_label {
+typedef struct nvtxcorr_range {
     nvtxEventAttributes_t attr; /* registered string, colour, category */
     int skip;                   /* rule said "-": no range */
     const char *text;
-    struct nvtxcorr_label *_Atomic capture; /* the " [capture]" variant, made on first use */
-} nvtxcorr_label_t;
+} nvtxcorr_range_t;
 
 extern nvtxDomainHandle_t nvtxcorr_domain;
 int nvtxcorr_emit_init(void);
 /* Interned by (text, colour, category): the same label is registered once. */
-const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
+const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip);
-const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l);
-void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
+const nvtxcorr_range_t *nvtxcorr_range_capture_variant(const nvtxcorr_range_t *l);
+void nvtxcorr_range_init(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
 
@@ -250,13 +248,13 @@ extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */
 /* Map values are labels, with bit 0 set for a label that says "no range": the launch path
  * then decides without touching the label itself (one cache miss fewer per launch when a
  * program cycles through very many kernels). */
-static inline void *nvtxcorr_label_value(const nvtxcorr_label_t *l)
+static inline void *nvtxcorr_range_value(const nvtxcorr_range_t *l)
 {
     return (void *)((uintptr_t)l | (uintptr_t)(l && l->skip));
 }
-static inline const nvtxcorr_label_t *nvtxcorr_label_of(const void *value)
+static inline const nvtxcorr_range_t *nvtxcorr_range_of(const void *value)
 {
-    return (const nvtxcorr_label_t *)((uintptr_t)value & ~(uintptr_t)1);
+    return (const nvtxcorr_range_t *)((uintptr_t)value & ~(uintptr_t)1);
 }
 
 /* The slow path of a launch whose handle has no cached label, one per kind of handle: finds,
@@ -284,11 +282,11 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec);
 /* ---- stream capture (capture.c) ---- */
 extern _Atomic unsigned nvtxcorr_captures_open;
 void nvtxcorr_capture_changed(int delta);
-const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
+const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
                                                 int ptsz);
 
 /* ---- the launch bracket ---- */
-static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
+static inline const nvtxcorr_range_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
                                                             nvtxcorr_map_t *map, const void *key,
                                                             const void *stream, int ptsz)
 {
@@ -297,7 +295,7 @@ static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_
     if (NVTXCORR_UNLIKELY(v == NULL)) v = slow(key);
     if ((uintptr_t)v & 1) /* skip */
         return NULL;
-    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
+    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         l = nvtxcorr_capture_adjust(l, stream, ptsz);
     if (l == NULL) return NULL;
@@ -305,7 +303,7 @@ static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_
     return l;
 }
 
-static inline void nvtxcorr_launch_end(const nvtxcorr_label_t *pushed)
+static inline void nvtxcorr_launch_end(const nvtxcorr_range_t *pushed)
 {
     if (pushed) nvtxDomainRangePop(nvtxcorr_domain);
     nvtxcorr_thread.depth--;

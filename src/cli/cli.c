@@ -76,7 +76,7 @@ static void field(const char *name, const char *value)
 /* Loads one source alone so the success line can give a count per source. */
 static int check_one(const char *inline_rules, const char *path)
 {
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
 
     if (inline_rules && inline_rules[strspn(inline_rules, " \t\r\n")] == '\0') {
         print_error(NULL, &(nvtxcorr_label_error_t){"NVTXCORR_LABELS_INLINE", 0, "no rules"});
@@ -113,7 +113,7 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
     /* Both sources share the table's regex budgets: load them together first, as the
      * preload library does, so that a table that fits only source by source is refused. */
     if (have_inline && path && inline_rules[strspn(inline_rules, " \t\r\n")] != '\0') {
-        nvtxcorr_labels_t *t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
+        nvtxcorr_label_table_t *t = nvtxcorr_labels_load(inline_rules, path, print_error, NULL);
         if (!t) return 1;
         nvtxcorr_labels_free(t);
     }
@@ -122,7 +122,7 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
     return rc;
 }
 
-static void print_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result_t *res)
+static void print_result(const nvtxcorr_label_table_t *t, const nvtxcorr_label_result_t *res)
 {
     const char *text = nvtxcorr_labels_rule_text(t, res);
 
@@ -179,7 +179,7 @@ static int parse_graph(const char *desc, nvtxcorr_graph_keys_t *keys, char *sig,
     return 0;
 }
 
-static int explain_graph(const nvtxcorr_labels_t *t, const char *arg)
+static int explain_graph(const nvtxcorr_label_table_t *t, const char *arg)
 {
     nvtxcorr_graph_keys_t keys;
     nvtxcorr_label_result_t res;
@@ -206,7 +206,7 @@ static int explain_graph(const nvtxcorr_labels_t *t, const char *arg)
     return 0;
 }
 
-static void explain_kernel(const nvtxcorr_labels_t *t, const char *name)
+static void explain_kernel(const nvtxcorr_label_table_t *t, const char *name)
 {
     static char storage[64 * 1024];
     static char base[4096];
@@ -232,7 +232,7 @@ static void explain_kernel(const nvtxcorr_labels_t *t, const char *name)
 
 static int cmd_explain(const char *inline_rules, int have_inline, int argc, char **argv)
 {
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
     const char *path;
     int rc = 0;
 

@@ -158,7 +158,7 @@ static void check_labels(const char *path, const char *inline_rules)
     snprintf(detail, sizeof detail, "%s%s%s", path ? path : "", path && inline_rules ? " and " : "",
              inline_rules ? "NVTXCORR_LABELS_INLINE" : "");
     fflush(stdout);
-    nvtxcorr_labels_t *t = nvtxcorr_labels_load(inline_rules, path, report_label_error, NULL);
+    nvtxcorr_label_table_t *t = nvtxcorr_labels_load(inline_rules, path, report_label_error, NULL);
     if (t) {
         size_t n = strlen(detail);
         snprintf(detail + n, sizeof detail - n, ": %zu rules OK", nvtxcorr_labels_rule_count(t));

@@ -11,7 +11,7 @@
 
 #include "names.h"
 
-typedef struct nvtxcorr_labels nvtxcorr_labels_t;
+typedef struct nvtxcorr_label_table nvtxcorr_label_table_t;
 
 /* One error in a label table, as values: where and why. The strings are the loader's raw text
  * (a path or a quoted token may hold control bytes): whoever prints escapes them. */
@@ -32,15 +32,15 @@ const char *nvtxcorr_label_error_text(const nvtxcorr_label_error_t *error, char 
  * file (NVTXCORR_LABELS). Either may be NULL. Returns NULL when neither gives a rule or when
  * any error was found: the caller then uses default labels. Every error (up to a cap) is
  * reported through `report`. */
-nvtxcorr_labels_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
-                                        nvtxcorr_labels_report_fn report, void *ctx);
+nvtxcorr_label_table_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
+                                             nvtxcorr_labels_report_fn report, void *ctx);
 /* Parses `len` bytes as a label file named `name` in messages (the fuzz target and tests use
  * it to skip the file system). Same result and reporting as a file given to
  * nvtxcorr_labels_load. */
-nvtxcorr_labels_t *nvtxcorr_labels_load_buffer(const char *name, const char *data, size_t len,
-                                               nvtxcorr_labels_report_fn report, void *ctx);
-void nvtxcorr_labels_free(nvtxcorr_labels_t *table);
-size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *table);
+nvtxcorr_label_table_t *nvtxcorr_labels_load_buffer(const char *name, const char *data, size_t len,
+                                                    nvtxcorr_labels_report_fn report, void *ctx);
+void nvtxcorr_labels_free(nvtxcorr_label_table_t *table);
+size_t nvtxcorr_labels_rule_count(const nvtxcorr_label_table_t *table);
 
 /* What a graph launch can be matched on (see docs/labels.md, graph names). */
 typedef struct nvtxcorr_graph_keys {
@@ -67,17 +67,17 @@ typedef struct nvtxcorr_label_result {
 
 /* First matching kernel rule wins; with no match (or table == NULL) the label is the base
  * name. Returns out->matched. */
-int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *table,
+int nvtxcorr_labels_match_kernel(const nvtxcorr_label_table_t *table,
                                  const nvtxcorr_kernel_names_t *names,
                                  nvtxcorr_label_result_t *out);
 
 /* Same for graph launches; the default label is nvtxcorr_graph_default_label's. */
-int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *table, const nvtxcorr_graph_keys_t *keys,
-                                nvtxcorr_label_result_t *out);
+int nvtxcorr_labels_match_graph(const nvtxcorr_label_table_t *table,
+                                const nvtxcorr_graph_keys_t *keys, nvtxcorr_label_result_t *out);
 
 /* The matched rule as written (comment and surrounding blanks removed), for
  * `nvtxcorr explain`; NULL when `result` matched nothing. Linear in the table size. */
-const char *nvtxcorr_labels_rule_text(const nvtxcorr_labels_t *table,
+const char *nvtxcorr_labels_rule_text(const nvtxcorr_label_table_t *table,
                                       const nvtxcorr_label_result_t *result);
 
 /* "graph#N" and the matchable descriptor "graph#N nodes=.. kernels=.. sig=.. top=..". */

@@ -60,7 +60,7 @@ typedef struct index_list {
     uint32_t *rules;
 } index_list_t;
 
-struct nvtxcorr_labels {
+struct nvtxcorr_label_table {
     label_rule_t *rules; /* inline rules first, then file rules: index order is precedence */
     size_t count, cap;
     char *file_source; /* the path as given: rules point at it as their source */
@@ -83,7 +83,7 @@ enum { NVTXCORR_LABELS_LINE_MAX = 4096 }; /* bytes in one line or inline rule */
 
 /* The state of loading one source (the file or the inline rules). */
 typedef struct labels_parser {
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
     nvtxcorr_labels_report_fn report;
     void *ctx;
     const char *source; /* "NVTXCORR_LABELS_INLINE" or the table's copy of the path: messages
@@ -105,10 +105,10 @@ void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, .
 void nvtxcorr_labels_parse_rule(labels_parser_t *p, unsigned line, const char *s, char *tok);
 
 /* Builds the lookup structures once all rules are in; 0, or -1 when out of memory. */
-int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t);
+int nvtxcorr_labels_build_index(nvtxcorr_label_table_t *t);
 
 /* Frees the rules and their strings (labels_parse.c); the indexes are labels_match.c's. */
-void nvtxcorr_labels_free_rules(nvtxcorr_labels_t *t);
+void nvtxcorr_labels_free_rules(nvtxcorr_label_table_t *t);
 
 /* The longest run of bytes a glob match must contain; "" when none can be proven. */
 void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len);

@@ -300,8 +300,8 @@ static int only_blanks(const char *s)
 }
 
 /* Common tail of both loaders: rejects the table on any error, indexes it otherwise. */
-static nvtxcorr_labels_t *finish(nvtxcorr_labels_t *t, unsigned errors,
-                                 nvtxcorr_labels_report_fn report, void *ctx)
+static nvtxcorr_label_table_t *finish(nvtxcorr_label_table_t *t, unsigned errors,
+                                      nvtxcorr_labels_report_fn report, void *ctx)
 {
     if (errors == 0 && t->count > 0) {
         if (nvtxcorr_labels_build_index(t) == 0) return t;
@@ -314,8 +314,8 @@ static nvtxcorr_labels_t *finish(nvtxcorr_labels_t *t, unsigned errors,
     return NULL;
 }
 
-static void init_parser(labels_parser_t *p, nvtxcorr_labels_t *t, const char *source, int is_inline,
-                        nvtxcorr_labels_report_fn report, void *ctx)
+static void init_parser(labels_parser_t *p, nvtxcorr_label_table_t *t, const char *source,
+                        int is_inline, nvtxcorr_labels_report_fn report, void *ctx)
 {
     memset(p, 0, sizeof(*p));
     p->t = t;
@@ -325,10 +325,10 @@ static void init_parser(labels_parser_t *p, nvtxcorr_labels_t *t, const char *so
     p->is_inline = is_inline;
 }
 
-nvtxcorr_labels_t *nvtxcorr_labels_load_buffer(const char *name, const char *data, size_t len,
-                                               nvtxcorr_labels_report_fn report, void *ctx)
+nvtxcorr_label_table_t *nvtxcorr_labels_load_buffer(const char *name, const char *data, size_t len,
+                                                    nvtxcorr_labels_report_fn report, void *ctx)
 {
-    nvtxcorr_labels_t *t = calloc(1, sizeof(*t));
+    nvtxcorr_label_table_t *t = calloc(1, sizeof(*t));
     labels_parser_t p;
 
     if (!t || !name || (!data && len > 0)) {
@@ -346,10 +346,10 @@ nvtxcorr_labels_t *nvtxcorr_labels_load_buffer(const char *name, const char *dat
     return finish(t, p.errors, report, ctx);
 }
 
-nvtxcorr_labels_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
-                                        nvtxcorr_labels_report_fn report, void *ctx)
+nvtxcorr_label_table_t *nvtxcorr_labels_load(const char *inline_rules, const char *path,
+                                             nvtxcorr_labels_report_fn report, void *ctx)
 {
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
     labels_parser_t p;
     unsigned errors = 0;
 

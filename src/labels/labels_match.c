@@ -80,7 +80,7 @@ static int list_push(index_list_t *l, uint32_t rule)
     return 0;
 }
 
-static tri_bucket_t *tri_slot(const nvtxcorr_labels_t *t, uint32_t tri)
+static tri_bucket_t *tri_slot(const nvtxcorr_label_table_t *t, uint32_t tri)
 {
     size_t mask = t->tri_size - 1;
 
@@ -141,7 +141,7 @@ void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *le
     *len = best_len;
 }
 
-static int build_exact(nvtxcorr_labels_t *t, size_t n)
+static int build_exact(nvtxcorr_label_table_t *t, size_t n)
 {
     t->exact_size = pow2_at_least(n * 2);
     t->exact = calloc(t->exact_size, sizeof(*t->exact));
@@ -171,7 +171,7 @@ static int indexed(const label_rule_t *r)
 /* Files a rule under the trigram of its literal that is rarest among all rules' literals
  * (counted in an approximate sketch), so rules sharing common text ("kernel", "gemm") do
  * not pile into one bucket that every name then walks. */
-static int file_indexed(nvtxcorr_labels_t *t, uint32_t r, const uint32_t *freq)
+static int file_indexed(nvtxcorr_label_table_t *t, uint32_t r, const uint32_t *freq)
 {
     const label_rule_t *rule = &t->rules[r];
     size_t pick = 0;
@@ -198,7 +198,7 @@ static int file_indexed(nvtxcorr_labels_t *t, uint32_t r, const uint32_t *freq)
     return 0;
 }
 
-int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
+int nvtxcorr_labels_build_index(nvtxcorr_label_table_t *t)
 {
     size_t exact = 0, nindexed = 0;
     uint32_t *freq;
@@ -242,7 +242,7 @@ int nvtxcorr_labels_build_index(nvtxcorr_labels_t *t)
     return 0;
 }
 
-void nvtxcorr_labels_free(nvtxcorr_labels_t *t)
+void nvtxcorr_labels_free(nvtxcorr_label_table_t *t)
 {
     if (!t) return;
     nvtxcorr_labels_free_rules(t);
@@ -256,12 +256,12 @@ void nvtxcorr_labels_free(nvtxcorr_labels_t *t)
     free(t);
 }
 
-size_t nvtxcorr_labels_rule_count(const nvtxcorr_labels_t *t)
+size_t nvtxcorr_labels_rule_count(const nvtxcorr_label_table_t *t)
 {
     return t ? t->count : 0;
 }
 
-const char *nvtxcorr_labels_rule_text(const nvtxcorr_labels_t *t,
+const char *nvtxcorr_labels_rule_text(const nvtxcorr_label_table_t *t,
                                       const nvtxcorr_label_result_t *res)
 {
     if (!t || !res || !res->matched) return NULL;
@@ -309,7 +309,7 @@ static int kernel_rule_matches(const label_rule_t *r, const name_set_t *ns)
 }
 
 /* Rules in a list ascend; only those below *best can still win. */
-static void scan_list(const nvtxcorr_labels_t *t, const uint32_t *rules, uint32_t count,
+static void scan_list(const nvtxcorr_label_table_t *t, const uint32_t *rules, uint32_t count,
                       const name_set_t *ns, uint32_t *best)
 {
     for (uint32_t k = 0; k < count && rules[k] < *best; k++) {
@@ -335,7 +335,7 @@ static int seen_before(uint32_t *seen, uint32_t tri)
     return 0;
 }
 
-static uint32_t best_kernel_rule(const nvtxcorr_labels_t *t, const name_set_t *ns)
+static uint32_t best_kernel_rule(const nvtxcorr_label_table_t *t, const name_set_t *ns)
 {
     uint32_t best = NO_RULE;
 
@@ -458,7 +458,7 @@ static void copy_label(char *out, const char *s)
     if (b.cut) trim_partial_utf8(&b);
 }
 
-static void fill_result(const nvtxcorr_labels_t *t, uint32_t r, const char *const *keys,
+static void fill_result(const nvtxcorr_label_table_t *t, uint32_t r, const char *const *keys,
                         const char *const *vals, nvtxcorr_label_result_t *out)
 {
     const label_rule_t *rule = &t->rules[r];
@@ -486,8 +486,8 @@ static void clear_result(nvtxcorr_label_result_t *out)
     out->line = 0;
 }
 
-int nvtxcorr_labels_match_kernel(const nvtxcorr_labels_t *t, const nvtxcorr_kernel_names_t *names,
-                                 nvtxcorr_label_result_t *out)
+int nvtxcorr_labels_match_kernel(const nvtxcorr_label_table_t *t,
+                                 const nvtxcorr_kernel_names_t *names, nvtxcorr_label_result_t *out)
 {
     static const char *const keys[] = {"function", "demangled", "mangled", NULL};
     static const nvtxcorr_kernel_names_t none = {"", "", ""};
@@ -552,7 +552,7 @@ static int graph_rule_matches(const label_rule_t *r, const char *const *vals, co
     return 0;
 }
 
-int nvtxcorr_labels_match_graph(const nvtxcorr_labels_t *t, const nvtxcorr_graph_keys_t *keys,
+int nvtxcorr_labels_match_graph(const nvtxcorr_label_table_t *t, const nvtxcorr_graph_keys_t *keys,
                                 nvtxcorr_label_result_t *out)
 {
     static const char *const names[] = {"graph", "ordinal", "nodes", "kernels", "sig", "top", NULL};

@@ -13,7 +13,7 @@
 
 enum {
     RULES_MAX = 1000000,
-    CATEGORY_MAX = 63,
+    CATEGORY_NAME_MAX = 63,
     REGEX_WEIGHT_MAX = 1000, /* see regex_weight() */
     REGEX_NEST_MAX = 64,
     QUOTE_MAX = 48, /* offending text echoed in a message */
@@ -277,7 +277,7 @@ static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsi
  * are checked but not compiled. Returns 0, or -1 when the regex must not be compiled. */
 static int charge_regex(labels_parser_t *p, unsigned line, unsigned long weight, int scanned)
 {
-    nvtxcorr_labels_t *t = p->t;
+    nvtxcorr_label_table_t *t = p->t;
     unsigned long cost = REGEX_COST_FIXED + weight * weight;
 
     if (t->regex_budget_spent) return -1;
@@ -501,7 +501,7 @@ static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, cons
     }
     if (klen == 8 && memcmp(tok, "category", 8) == 0) {
         size_t n = strlen(v);
-        int ok = n >= 1 && n <= CATEGORY_MAX;
+        int ok = n >= 1 && n <= CATEGORY_NAME_MAX;
         for (size_t i = 0; ok && i < n; i++)
             ok = is_category_char(v[i]);
         if (r->category) {
@@ -511,7 +511,7 @@ static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, cons
         if (!ok) {
             nvtxcorr_labels_error(p, line,
                                   "bad category '%s': expected 1 to %d of A-Z a-z 0-9 _ . : -",
-                                  excerpt(v, q, sizeof(q)), CATEGORY_MAX);
+                                  excerpt(v, q, sizeof(q)), CATEGORY_NAME_MAX);
             return -1;
         }
         r->category = strdup(v);
@@ -544,7 +544,7 @@ static void free_rule(label_rule_t *r)
 
 static int append_rule(labels_parser_t *p, unsigned line, label_rule_t *r)
 {
-    nvtxcorr_labels_t *t = p->t;
+    nvtxcorr_label_table_t *t = p->t;
 
     if (t->count == RULES_MAX) {
         nvtxcorr_labels_error(p, line, "too many rules (limit %d)", RULES_MAX);
@@ -619,7 +619,7 @@ fail:
 }
 
 /* Frees what the parser allocated; labels_match.c frees the indexes. */
-void nvtxcorr_labels_free_rules(nvtxcorr_labels_t *t)
+void nvtxcorr_labels_free_rules(nvtxcorr_label_table_t *t)
 {
     for (size_t i = 0; i < t->count; i++)
         free_rule(&t->rules[i]);

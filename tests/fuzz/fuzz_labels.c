@@ -23,14 +23,14 @@ static void on_error(void *ctx, const nvtxcorr_label_error_t *error)
     (*count)++;
 }
 
-static void check_result(const nvtxcorr_labels_t *t, const nvtxcorr_label_result_t *r)
+static void check_result(const nvtxcorr_label_table_t *t, const nvtxcorr_label_result_t *r)
 {
     if (strnlen(r->label, NVTXCORR_LABEL_MAX) >= NVTXCORR_LABEL_MAX) abort();
     if (r->matched && (!r->source || r->line == 0 || !nvtxcorr_labels_rule_text(t, r))) abort();
     if (r->skip && !r->matched) abort();
 }
 
-static void exercise(const nvtxcorr_labels_t *t, const char *input)
+static void exercise(const nvtxcorr_label_table_t *t, const char *input)
 {
     static const char *const mangled[] = {
         "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params",
@@ -77,7 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
     unsigned errors = 0;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
 
     if (!text) return 0;
     memcpy(text, data, size);

@@ -75,7 +75,8 @@ int main(int argc, char **argv)
     }
 
     double t0 = now();
-    nvtxcorr_labels_t *t = nvtxcorr_labels_load_buffer("bench.conf", text, len, print_error, NULL);
+    nvtxcorr_label_table_t *t =
+        nvtxcorr_labels_load_buffer("bench.conf", text, len, print_error, NULL);
     double t1 = now();
     if (!t) return 1;
 

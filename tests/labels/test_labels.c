@@ -69,7 +69,7 @@ static void collect(void *ctx, const nvtxcorr_label_error_t *error)
     e->count++;
 }
 
-static nvtxcorr_labels_t *load_text(const char *text, errors_t *e)
+static nvtxcorr_label_table_t *load_text(const char *text, errors_t *e)
 {
     memset(e, 0, sizeof(*e));
     return nvtxcorr_labels_load_buffer("t.conf", text, strlen(text), collect, e);
@@ -182,7 +182,7 @@ static nvtxcorr_kernel_names_t flash(void)
               "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params");
 }
 
-static const char *match_label(const nvtxcorr_labels_t *t, nvtxcorr_kernel_names_t n,
+static const char *match_label(const nvtxcorr_label_table_t *t, nvtxcorr_kernel_names_t n,
                                nvtxcorr_label_result_t *r)
 {
     nvtxcorr_labels_match_kernel(t, &n, r);
@@ -193,7 +193,7 @@ static void test_patterns(void)
 {
     errors_t e;
     nvtxcorr_label_result_t r;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
 
     /* A glob on each of the three names, exact text on each, and regexes on each. */
     t = load_text("flash_fwd_k?rnel base-glob\n"
@@ -250,7 +250,7 @@ static void test_placeholders(void)
 {
     errors_t e;
     nvtxcorr_label_result_t r;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
     nvtxcorr_graph_keys_t g = {7, 40, 36, "9f2c01ab", "flash_fwd_splitkv_kernel"};
 
     t = load_text("flash* \"f={function} d={demangled} m={mangled} {{lit}} }x\"\n"
@@ -294,7 +294,7 @@ static void test_options_and_skip(void)
 {
     errors_t e;
     nvtxcorr_label_result_t r;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
 
     t = load_text("# comment line\n"
                   "\n"
@@ -353,7 +353,7 @@ static void test_precedence(void)
 {
     errors_t e;
     nvtxcorr_label_result_t r;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
 
     /* First match wins, whatever kind of pattern each rule is. */
     t = load_text("re:splitkv first-re\n"
@@ -421,7 +421,7 @@ static void test_graphs(void)
 {
     errors_t e;
     nvtxcorr_label_result_t r;
-    nvtxcorr_labels_t *t;
+    nvtxcorr_label_table_t *t;
     nvtxcorr_graph_keys_t g = {3, 412, 400, "9f2c01ab", "flash_fwd_splitkv_kernel"};
     char buf[256];
 
@@ -634,7 +634,7 @@ static void test_big_table(void)
                                 rules[i].pattern, i);
     }
     memset(&e, 0, sizeof(e));
-    nvtxcorr_labels_t *t = nvtxcorr_labels_load_buffer("big.conf", text, len, collect, &e);
+    nvtxcorr_label_table_t *t = nvtxcorr_labels_load_buffer("big.conf", text, len, collect, &e);
     CHECK(t != NULL);
     CHECK_INT(nvtxcorr_labels_rule_count(t), BIG_RULES);
     if (e.count) printf("%s", e.text);
