@@ -1,12 +1,14 @@
 /* Enable state and lazy initialisation. Nothing runs in a constructor: the first hooked call
  * initialises, race-free (pthread_once), and decides once whether this process is ACTIVE
- * (NVTXCORR set and an NVTX tool attached) or PASSTHROUGH, in which every hook is a plain
- * forward. A hook re-entered on the initialising thread (an NVTX tool that calls CUDA while
+ * (NVTXCORR set and an NVTX tool attached), PROFILE (NVTXCORR set and NVTXCORR_PROFILE or
+ * NVTXCORR_TRACE given, tool or not: src/profile/) or PASSTHROUGH, in which every hook is a
+ * plain forward. A hook re-entered on the initialising thread (an NVTX tool that calls CUDA while
  * it loads) passes through instead of waiting for itself. */
 #include <pthread.h>
 
 #include "labels.h"
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 _Atomic int nvtxcorr_mode;
 __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
@@ -33,9 +35,14 @@ static void initialise(void)
         return;
     }
     const char *why;
-    if (nvtxcorr_emit_init()) {
-        mode = NVTXCORR_MODE_ACTIVE;
-        why = "enabled, NVTX tool attached";
+    int tool = nvtxcorr_emit_init();
+    int profile =
+        (nvtxcorr_config.profile || nvtxcorr_config.trace) && nvtxcorr_profile_init() == 0;
+    if (tool || profile) {
+        mode = profile ? NVTXCORR_MODE_PROFILE : NVTXCORR_MODE_ACTIVE;
+        why = !profile ? "enabled, NVTX tool attached"
+              : tool   ? "enabled, profile mode, NVTX tool attached"
+                       : "enabled, profile mode, no NVTX tool";
         if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
             nvtxcorr_table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline,
                                                   nvtxcorr_config.labels, nvtxcorr_log_line, NULL);
@@ -57,7 +64,7 @@ static void initialise(void)
                      nvtxcorr_table ? nvtxcorr_labels_rule_count(nvtxcorr_table) : (size_t)0,
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths);
     }
-    if (mode == NVTXCORR_MODE_ACTIVE) pthread_atfork(NULL, NULL, after_fork_in_child);
+    if (mode >= NVTXCORR_MODE_ACTIVE) pthread_atfork(NULL, NULL, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
     initialising = 0;
 }
@@ -66,5 +73,5 @@ int nvtxcorr_init_slow(void)
 {
     if (initialising) return 0;
     pthread_once(&once, initialise);
-    return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) == NVTXCORR_MODE_ACTIVE;
+    return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) >= NVTXCORR_MODE_ACTIVE;
 }

@@ -7,6 +7,7 @@
 #define NVTXCORR_HOOK_BODIES_H
 
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 /* R: result type; NOTFOUND: returned only when no real function exists at all. */
 #define NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
@@ -54,11 +55,16 @@
 #define NVTXCORR_LAUNCH_STUB(sym)
 #endif
 
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream)         \
+/* `grid` is "(x, y, z)", used only by profile mode's trace. */
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, kind, map, key, stream, grid)   \
     NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
-        if (!nvtxcorr_active()) return real args;                                                  \
+        int mode = nvtxcorr_launch_mode();                                                         \
+        if (NVTXCORR_UNLIKELY(mode != NVTXCORR_MODE_ACTIVE)) {                                     \
+            if (mode != NVTXCORR_MODE_PROFILE || nvtxcorr_thread.depth != 0) return real args;     \
+            NVTXCORR_PROFILE_LAUNCH(R, real args, kind, map, key, stream, ptsz, grid);             \
+        }                                                                                          \
         const nvtxcorr_label_t *pushed =                                                           \
             nvtxcorr_launch_begin(kind, map, (const void *)(key), (const void *)(stream), ptsz);   \
         R r = real args;                                                                           \
@@ -115,15 +121,15 @@
  *   HOOK_CAPTURE_ENDED(r) whether an end-capture call with result r ended the capture (an
  *                         invalidated or unjoined capture has ended too)
  * Handles are cast to the driver's types: the runtime's are the same objects. */
-#define LAUNCH_FN(sym, ptsz, params, args, f, s)                                                   \
+#define LAUNCH_FN(sym, ptsz, params, args, f, s, grid)                                             \
     NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args,                      \
-                         NVTXCORR_KEY_FUNCTION, &nvtxcorr_function_labels, f, s)
-#define LAUNCH_HOST(sym, ptsz, params, args, func, s)                                              \
+                         NVTXCORR_KEY_FUNCTION, &nvtxcorr_function_labels, f, s, grid)
+#define LAUNCH_HOST(sym, ptsz, params, args, func, s, grid)                                        \
     NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_HOST,   \
-                         &nvtxcorr_host_labels, func, s)
+                         &nvtxcorr_host_labels, func, s, grid)
 #define LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                                \
     NVTXCORR_BODY_LAUNCH(HOOK_RESULT, HOOK_NOTFOUND, sym, ptsz, params, args, NVTXCORR_KEY_GRAPH,  \
-                         &nvtxcorr_graph_labels, e, s)
+                         &nvtxcorr_graph_labels, e, s, (0, 0, 0))
 #define INSTANTIATE(sym, ptsz, params, args, pe, g)                                                \
     NVTXCORR_BODY_AFTER(HOOK_RESULT, HOOK_NOTFOUND, sym, params, args,                             \
                         if (r == HOOK_OK && (pe) && *(pe))                                         \

@@ -15,6 +15,7 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 extern nvtxcorr_labels_t *nvtxcorr_table;
 
@@ -38,7 +39,10 @@ void nvtxcorr_track_name(const void *handle, const char *name)
     if (copy)
         nvtxcorr_map_put(&tracked_names, handle, copy); /* a replaced name is kept: a reader
                                                            may hold it */
-    if (old) nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+    if (old) {
+        nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+        nvtxcorr_profile_forget(NVTXCORR_KEY_FUNCTION, handle);
+    }
 }
 
 void nvtxcorr_track_alias(const void *function, const void *kernel)
@@ -49,6 +53,7 @@ void nvtxcorr_track_alias(const void *function, const void *kernel)
 void nvtxcorr_forget_functions(void)
 {
     nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
+    nvtxcorr_profile_forget_all(NVTXCORR_KEY_FUNCTION);
 }
 
 static get_name_fn driver_name_fn(int kernel)
@@ -115,6 +120,12 @@ static int host_name(const void *func, char *buf, size_t size)
     int r = host_name_unguarded(func, buf, size);
     if (before == cudaSuccess && get && peek() != cudaSuccess) get();
     return r;
+}
+
+int nvtxcorr_key_name(nvtxcorr_key_t kind, const void *key, char *buf, size_t size)
+{
+    return kind == NVTXCORR_KEY_HOST ? host_name(key, buf, size)
+                                     : nvtxcorr_function_name(key, buf, size);
 }
 
 static const nvtxcorr_label_t *label_for_name(const char *mangled)

@@ -34,10 +34,15 @@ typedef struct nvtxcorr_config {
     int capture;               /* NVTXCORR_CAPTURE */
     int graph_marks;           /* NVTXCORR_GRAPH_MARKS */
     const char *injection;     /* NVTX_INJECTION64_PATH, only reported */
+    const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
+    const char *trace;         /* NVTXCORR_TRACE */
+    unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
+/* The one other environment read: %q{VAR} in the NVTXCORR_PROFILE and NVTXCORR_TRACE paths. */
+const char *nvtxcorr_config_env(const char *name);
 
 /* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
 void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -96,7 +101,14 @@ void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
 void nvtxcorr_describe_paths(char *buf, size_t size);
 
 /* ---- enable state (core.c) ---- */
-enum { NVTXCORR_MODE_UNINIT = 0, NVTXCORR_MODE_PASSTHROUGH, NVTXCORR_MODE_ACTIVE };
+/* PROFILE: NVTXCORR_PROFILE or NVTXCORR_TRACE is set (src/profile/profile.h). The hooks are
+ * active as in ACTIVE, with or without an NVTX tool, and launches take the profile path. */
+enum {
+    NVTXCORR_MODE_UNINIT = 0,
+    NVTXCORR_MODE_PASSTHROUGH,
+    NVTXCORR_MODE_ACTIVE,
+    NVTXCORR_MODE_PROFILE
+};
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
 
@@ -105,8 +117,17 @@ int nvtxcorr_init_slow(void);
 static inline int nvtxcorr_active(void)
 {
     int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
-    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m == NVTXCORR_MODE_ACTIVE;
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m >= NVTXCORR_MODE_ACTIVE;
     return nvtxcorr_init_slow();
+}
+
+/* The mode for a launch hook: one load, as nvtxcorr_active, but ACTIVE and PROFILE apart. */
+static inline int nvtxcorr_launch_mode(void)
+{
+    int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m;
+    return nvtxcorr_init_slow() ? atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire)
+                                : NVTXCORR_MODE_PASSTHROUGH;
 }
 
 /* ---- per-thread state ---- */
@@ -144,6 +165,8 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
+/* The name of a category id a label carries; NULL for 0. */
+const char *nvtxcorr_category_name(uint32_t id);
 void nvtxcorr_emit_after_fork(void);
 
 /* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
@@ -210,6 +233,8 @@ void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);
 /* Raw (mangled) name of a CUfunction/CUkernel into buf; 0 on success. */
 int nvtxcorr_function_name(const void *f, char *buf, size_t size);
+/* The same for a function key or a runtime host stub (profile mode names its records). */
+int nvtxcorr_key_name(nvtxcorr_key_t kind, const void *key, char *buf, size_t size);
 
 /* ---- graphs (graphs.c) ---- */
 void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph);
@@ -220,6 +245,8 @@ const nvtxcorr_label_t *nvtxcorr_graph_unknown(const void *exec);
 /* ---- stream capture (capture.c) ---- */
 extern _Atomic unsigned nvtxcorr_captures_open;
 void nvtxcorr_capture_changed(int delta);
+/* Whether `stream` is capturing; call only while nvtxcorr_captures_open is nonzero. */
+int nvtxcorr_capture_active(const void *stream, int ptsz);
 const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
                                                 int ptsz);
 

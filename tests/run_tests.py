@@ -12,6 +12,7 @@ import harness
 import test_core  # noqa: F401  (registers scenarios)
 import test_graphs  # noqa: F401
 import test_labels_e2e  # noqa: F401
+import test_profile  # noqa: F401
 
 
 def main():
