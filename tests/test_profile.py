@@ -434,3 +434,141 @@ def test_trace_sigkill(env):
     events = json.loads(text + "]")
     check(len(events) > 1000, f"{len(events)} events")
     check_trace_events(events)
+
+
+# ---- nvtxcorr stat / nvtxcorr report ----------------------------------------------------------
+def launcher(env):
+    return os.path.join(env.build, "bin", "nvtxcorr")
+
+
+def stat_run(env, argv, extra_args=(), extra_env=None):
+    return env.run([launcher(env), "stat", "--library", env.lib, *extra_args, "--", *argv],
+                   preload=False, enabled=False, tool=False, env=extra_env)
+
+
+@scenario
+def test_stat(env):
+    """nvtxcorr stat: the table on stderr, the command's own output and exit status intact."""
+    run = stat_run(env, [env.prog("scn_driver"), "direct"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check("rc cuLaunchKernel 0" in run.out, "the command's stdout is its own")
+    lines = run.err.splitlines()
+    check(lines[0].startswith("nvtxcorr: profile of pid ") and " 6 launches (0 graph)" in lines[0],
+          run.err)
+    check({line.split()[0] for line in lines[2:]} ==
+          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"}, run.err)
+    run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"])
+    check(run.rc == 3 and re.search(r"^add1 +- +1 ", run.err, re.M), f"rc {run.rc}: {run.err}")
+    run = stat_run(env, [env.prog("scn_profile"), "signal", "default"])
+    check(run.rc == 128 + signal.SIGTERM and re.search(r"^add1 +- +5 ", run.err, re.M),
+          f"killed by SIGTERM: rc {run.rc}: {run.err}")
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
+    for name in ("kept.json", "kept.csv", "kept.txt"):
+        out = os.path.join(tmp, name)
+        run = stat_run(env, [env.prog("scn_profile"), "fork"], ["-o", out])
+        check(run.rc == 0 and os.path.exists(out), f"{name}: rc {run.rc}: {run.err}")
+        check("profile of 2 processes: 6 launches" in run.err, f"fork: {run.err}")
+    d = json.load(open(os.path.join(tmp, "kept.json")))
+    check(launches(d) == {"add1": 3, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 1}, f"{d}")
+    check(open(os.path.join(tmp, "kept.txt")).read().splitlines()[1].startswith("label "),
+          "text output")
+    run = stat_run(env, ["/nonexistent/program"])
+    check(run.rc == 127 and "nvtxcorr: error: /nonexistent/program" in run.err, run.err)
+    with tempfile.TemporaryDirectory() as prefix:  # the installed launcher finds the script
+        subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
+                       capture_output=True)
+        r = subprocess.run([os.path.join(prefix, "bin", "nvtxcorr"), "report",
+                            os.path.join(tmp, "kept.json")], capture_output=True, text=True)
+        check(r.returncode == 0 and "launches" in r.stdout, f"installed report: {r.stderr}")
+
+
+def three_summaries(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-report-")
+    for argv in (["scn_driver", "direct"], ["scn_driver", "threads", "100"],
+                 ["scn_profile", "threads"]):
+        profile_run(env, [env.prog(argv[0]), *argv[1:]], tmp=tmp)
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp))
+    check(len(files) == 3, f"{files}")
+    return files
+
+
+def report(env, *args):
+    return subprocess.run([launcher(env), "report", *args], capture_output=True, text=True)
+
+
+@scenario
+def test_report_merges_exactly(env):
+    files = three_summaries(env)
+    parts = [json.load(open(f)) for f in files]
+    r = report(env, "--json", *files)
+    check(r.returncode == 0 and r.stderr == "", f"rc {r.returncode}: {r.stderr}")
+    merged = by_label(json.loads(r.stdout))
+    for label in ("add1", "flash_fwd_kernel"):
+        entries = [by_label(p)[label] for p in parts if label in by_label(p)]
+        m = merged[label]
+        for k in ("launches", "errors", "capture_launches", "cpu_ns"):
+            check(m[k] == sum(e[k] for e in entries), f"{label} {k}: {m[k]}")
+        check(m["cpu_min_ns"] == min(e["cpu_min_ns"] for e in entries) and
+              m["cpu_max_ns"] == max(e["cpu_max_ns"] for e in entries), f"{label} min/max")
+        hist = {}
+        for e in entries:
+            for b, c in e["cpu_histogram"]:
+                hist[b] = hist.get(b, 0) + c
+        check(m["cpu_histogram"] == [[b, hist[b]] for b in sorted(hist)], f"{label} histogram")
+    check(merged["add1"]["launches"] == 2 + 400 + 360, f"{merged['add1']}")
+    # One file's report equals the file's own percentiles (same rule in C and Python).
+    one = by_label(json.loads(report(env, "--json", files[0]).stdout))
+    check(all(one[k]["cpu_p99_ns"] == by_label(parts[0])[k]["cpu_p99_ns"] for k in one), "p99")
+    text = report(env, *files)
+    check(text.returncode == 0 and "profile of 3 processes: " in text.stdout, text.stdout)
+    check(all(len(line) <= 100 for line in text.stdout.splitlines()), text.stdout)
+    top = report(env, "--by", "kernel", "--top", "1", *files).stdout.splitlines()
+    check(len(top) == 4 and top[1].startswith("kernel") and "more rows" in top[3], f"{top}")
+    procs = report(env, "--by", "process", *files).stdout
+    check(len(re.findall(r"^scn_\w+ \[\d+\]", procs, re.M)) == 3, procs)
+    rows = list(csv.DictReader(io.StringIO(report(env, "--csv", *files).stdout)))
+    check({r["label"]: int(r["launches"]) for r in rows if r["section"] == "label"} ==
+          {k: v["launches"] for k, v in merged.items()}, f"csv {rows}")
+
+
+@scenario
+def test_report_bad_files(env):
+    files = three_summaries(env)
+    tmp = os.path.dirname(files[0])
+    bad_json, other_json = os.path.join(tmp, "cut.json"), os.path.join(tmp, "other.json")
+    with open(files[0]) as f, open(bad_json, "w") as g:
+        g.write(f.read()[:100])
+    with open(other_json, "w") as g:
+        json.dump({"traceEvents": []}, g)
+    missing = os.path.join(tmp, "missing.json")
+    r = report(env, files[0], bad_json, other_json, missing, files[1])
+    check(r.returncode == 1, f"rc {r.returncode}")
+    for path, why in ((bad_json, "not valid JSON"), (other_json, "not an nvtxcorr profile"),
+                      (missing, "No such file")):
+        check(re.search(rf"^nvtxcorr: error: {re.escape(path)}: {why}", r.stderr, re.M),
+              f"{path}: {r.stderr}")
+    check("profile of 2 processes" in r.stdout, f"the good files must still be reported: "
+          f"{r.stdout}")
+
+
+@scenario
+def test_report_suggest(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-suggest-")
+    for argv in (["scn_driver", "direct"], ["app_shared", "launch"], ["scn_driver", "many", "20"]):
+        profile_run(env, [env.prog(argv[0]), *argv[1:]], tmp=tmp)
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp))
+    r = report(env, "--suggest", *files)
+    check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+    table = os.path.join(tmp, "suggested.conf")
+    with open(table, "w") as f:
+        f.write(r.stdout)
+    ok = subprocess.run([launcher(env), "check", table], capture_output=True, text=True)
+    check(ok.returncode == 0 and "rules OK" in ok.stdout, f"{ok.stdout}{ok.stderr}\n{r.stdout}")
+    fams = re.findall(r"^# (\S[^:]*): \d+ kernel", r.stdout, re.M)
+    check({"attention", "other"} <= set(fams) and fams[-1] == "other", f"families {fams}")
+    rules = [line for line in r.stdout.splitlines() if line and not line.startswith("#")]
+    check(len(rules) == len(fams), f"one rule per family: {rules}")
+    # The table, used, labels every kernel by its family.
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
+                               extra={"NVTXCORR_LABELS": table})
+    check(run.err == "" and "attention" in launches(only(sums)), f"{run.err} {only(sums)}")
