@@ -77,6 +77,9 @@ typedef struct prof_thread {
     _Atomic size_t committed;
     _Atomic int busy;
     unsigned tid;
+    int where_pid; /* the process `where` was made for (a forked child remakes it) */
+    size_t where_len;
+    char where[64]; /* ",\"pid\":P,\"tid\":T,\"ts\":" */
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;

@@ -43,15 +43,28 @@ void nvtxcorr_out_str(prof_out_t *o, const char *s)
     nvtxcorr_out_mem(o, s, strlen(s));
 }
 
+/* Two digits at a time: the trace formats several numbers per launch. */
 size_t nvtxcorr_fmt_u64(char *buf, uint64_t v)
 {
-    char tmp[20];
-    size_t n = 0;
-    do
-        tmp[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    for (size_t i = 0; i < n; i++)
-        buf[i] = tmp[n - 1 - i];
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930"
+                                "31323334353637383940414243444546474849505152535455565758596061"
+                                "62636465666768697071727374757677787980818283848586878889909192"
+                                "93949596979899";
+    char tmp[20], *p = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(buf, p, n);
     return n;
 }
 

@@ -152,22 +152,33 @@ static void commit(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
-/* ",\"pid\":P,\"tid\":T,\"ts\":U.UUU" */
-static size_t fmt_where(char *p, const prof_thread_t *t, uint64_t ticks)
+/* ns as microseconds with three decimals. */
+static size_t fmt_us(char *p, uint64_t ns)
 {
-    size_t n = 0;
-    uint64_t ns = prof_ticks_ns(ticks - nvtxcorr_prof_clock.origin);
-    PUT(",\"pid\":");
-    n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
-    PUT(",\"tid\":");
-    n += nvtxcorr_fmt_u64(p + n, t->tid);
-    PUT(",\"ts\":");
-    n += nvtxcorr_fmt_u64(p + n, ns / 1000);
-    p[n++] = '.';
-    uint64_t f = ns % 1000;
-    p[n++] = (char)('0' + f / 100), p[n++] = (char)('0' + f / 10 % 10),
-    p[n++] = (char)('0' + f % 10);
-    return n;
+    size_t n = nvtxcorr_fmt_u64(p, ns / 1000);
+    unsigned f = (unsigned)(ns % 1000);
+    p[n] = '.', p[n + 1] = (char)('0' + f / 100), p[n + 2] = (char)('0' + f / 10 % 10);
+    p[n + 3] = (char)('0' + f % 10);
+    return n + 4;
+}
+
+/* ",\"pid\":P,\"tid\":T,\"ts\":U.UUU"; the constant part is kept per thread. */
+static size_t fmt_where(char *out, prof_thread_t *t, uint64_t ticks)
+{
+    if (t->where_pid != nvtxcorr_prof_process.pid) {
+        char *p = t->where;
+        size_t n = 0;
+        PUT(",\"pid\":");
+        n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
+        PUT(",\"tid\":");
+        n += nvtxcorr_fmt_u64(p + n, t->tid);
+        PUT(",\"ts\":");
+        t->where_len = n;
+        t->where_pid = nvtxcorr_prof_process.pid;
+    }
+    memcpy(out, t->where, t->where_len);
+    return t->where_len +
+           fmt_us(out + t->where_len, prof_ticks_ns(ticks - nvtxcorr_prof_clock.origin));
 }
 
 void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, unsigned gy,
@@ -182,12 +193,11 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, un
     memcpy(p, s->trace_prefix, n);
     static const char hex[] = "0123456789abcdef";
     PUT(",\"stream\":\"0x");
-    uintptr_t st = (uintptr_t)pl->stream;
-    int started = 0;
-    for (int shift = (int)sizeof st * 8 - 4; shift >= 0; shift -= 4) {
-        unsigned d = (unsigned)(st >> shift) & 15;
-        if (d || started || shift == 0) p[n++] = hex[d], started = 1;
-    }
+    uint64_t st = (uintptr_t)pl->stream;
+    size_t digits = st ? (size_t)(67 - __builtin_clzll(st)) / 4 : 1;
+    for (size_t i = digits; i-- > 0; st >>= 4)
+        p[n + i] = hex[st & 15];
+    n += digits;
     p[n++] = '"';
     if (!s->graph) {
         PUT(",\"grid\":[");
@@ -202,11 +212,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, un
     p[n++] = '}';
     n += fmt_where(p + n, t, pl->start);
     PUT(",\"dur\":");
-    n += nvtxcorr_fmt_u64(p + n, pl->ns / 1000);
-    p[n++] = '.';
-    uint64_t f = pl->ns % 1000;
-    p[n++] = (char)('0' + f / 100), p[n++] = (char)('0' + f / 10 % 10),
-    p[n++] = (char)('0' + f % 10);
+    n += fmt_us(p + n, pl->ns);
     p[n++] = '}';
     commit(t, n);
 }
