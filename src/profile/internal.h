@@ -66,7 +66,11 @@ extern _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
  * One per launching thread, linked into a list and never freed: a thread that exits leaves
  * its counts behind (its block is retired, then reused by a later thread, which keeps adding
  * to the same counters). */
-enum { PROF_TRACE_BUF = 64 * 1024 };
+/* The trace buffer is written out in whole pages, and no event crosses a page boundary (the
+ * gap is filled with blanks): a write cut short by SIGKILL stops at a page boundary (Linux
+ * copies a write into the page cache page by page and checks for a fatal signal between
+ * pages), so the file still ends with a complete event. An event is at most one page. */
+enum { PROF_TRACE_BUF = 64 * 1024, PROF_TRACE_PAGE = 4096, PROF_TRACE_EVENT_MAX = 4000 };
 typedef struct prof_thread {
     prof_record_t *_Atomic chunks[PROF_MAX_SITES / PROF_CHUNK];
     struct prof_thread *next;

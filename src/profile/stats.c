@@ -223,6 +223,7 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
     pthread_mutex_unlock(&threads_lock);
     if (t == NULL) return NULL;
     t->tid = (unsigned)syscall(SYS_gettid);
+    t->where_pid = 0; /* the trace's per-thread prefix names the new owner */
     if (t->trace_buf == NULL && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
         t->trace_buf = malloc(PROF_TRACE_BUF);
     pthread_setspecific(thread_key, t);

@@ -74,13 +74,16 @@ static int open_file(void)
             errno == EEXIST ? "; not overwritten, no trace recorded" : "; no trace recorded", NULL);
         return -1;
     }
-    char p[512], num[24];
+    char p[PROF_TRACE_PAGE], num[24];
     size_t n = 0, k = nvtxcorr_fmt_u64(num, (uint64_t)nvtxcorr_prof_process.pid);
     PUT("[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
     memcpy(p + n, num, k), n += k;
     PUT(",\"tid\":0,\"args\":{\"name\":\"nvtxcorr pid ");
     memcpy(p + n, num, k), n += k;
     PUT("\"}}");
+    memset(p + n, ' ', sizeof p - n); /* events start on a page boundary (reserve) */
+    n = sizeof p;
+    atomic_store(&trace_written, n); /* the head counts against the cap too */
     return write_all(p, n);
 }
 
@@ -119,28 +122,50 @@ static void emit(const char *buf, size_t len)
     write_all(buf, len);
 }
 
+/* Blanks up to the next page boundary of the buffer (whitespace between JSON values). */
+static size_t pad_to_page(char *buf, size_t at)
+{
+    size_t end = (at + PROF_TRACE_PAGE - 1) / PROF_TRACE_PAGE * PROF_TRACE_PAGE;
+    memset(buf + at, ' ', end - at);
+    return end;
+}
+
+/* A buffer's events, in whole pages (the last one padded with blanks). Caller holds `busy`;
+ * the owner may be appending past `committed` meanwhile, so only up to it is touched. */
+static void emit_buffer(prof_thread_t *t)
+{
+    size_t len = atomic_load_explicit(&t->committed, memory_order_acquire);
+    if (len == 0) return;
+    size_t end = pad_to_page(t->trace_buf, len);
+    if (end != len) atomic_store_explicit(&t->committed, end, memory_order_release);
+    emit(t->trace_buf, end);
+}
+
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t)
 {
     if (t == NULL || t->trace_buf == NULL) return;
     if (!lock_buffer(t, 1000000)) return;
-    if (!atomic_load(&trace_closed))
-        emit(t->trace_buf, atomic_load_explicit(&t->committed, memory_order_relaxed));
+    if (!atomic_load(&trace_closed)) emit_buffer(t);
     atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
     unlock_buffer(t);
 }
 
-/* Room for `need` more bytes in the calling thread's buffer, or NULL. */
+/* Room for `need` more bytes (at most PROF_TRACE_EVENT_MAX) in the calling thread's buffer,
+ * within one page, or NULL. */
 static char *reserve(prof_thread_t **out, size_t need)
 {
     prof_thread_t *t = nvtxcorr_prof_self;
     if (t == NULL && (t = nvtxcorr_prof_thread_attach()) == NULL) return NULL;
     if (t->trace_buf == NULL && (t->trace_buf = malloc(PROF_TRACE_BUF)) == NULL) return NULL;
-    if (need > PROF_TRACE_BUF) return NULL;
+    if (need > PROF_TRACE_EVENT_MAX) return NULL;
     size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    if (at % PROF_TRACE_PAGE + need > PROF_TRACE_PAGE) {
+        at = pad_to_page(t->trace_buf, at);
+        atomic_store_explicit(&t->committed, at, memory_order_release);
+    }
     if (at + need > PROF_TRACE_BUF) {
         nvtxcorr_prof_trace_flush_own(t);
         at = atomic_load_explicit(&t->committed, memory_order_relaxed);
-        if (at + need > PROF_TRACE_BUF) return NULL;
     }
     *out = t;
     return t->trace_buf + at;
@@ -236,18 +261,18 @@ void nvtxcorr_profile_graph_event(const char *text)
 /* The constant part of a site's events. */
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
 {
-    char *p = malloc(3 * 1400 + 128);
+    char *p = malloc(3200);
     if (p == NULL) return;
     size_t n = 0;
     PUT(",\n{\"ph\":\"X\",\"name\":\"");
-    n += nvtxcorr_fmt_json(p + n, 1400, label ? label : s->function);
+    n += nvtxcorr_fmt_json(p + n, 1000, label ? label : s->function);
     PUT("\",\"cat\":\"");
-    n += nvtxcorr_fmt_json(p + n, 1400, category ? category : s->graph ? "graph" : "kernel");
+    n += nvtxcorr_fmt_json(p + n, 100, category ? category : s->graph ? "graph" : "kernel");
     if (s->graph) {
         PUT("\",\"args\":{\"graph\":true");
     } else {
         PUT("\",\"args\":{\"kernel\":\"");
-        n += nvtxcorr_fmt_json(p + n, 1400, s->name);
+        n += nvtxcorr_fmt_json(p + n, 2000, s->name);
         p[n++] = '"';
     }
     s->trace_prefix_len = n;
@@ -272,7 +297,7 @@ void nvtxcorr_prof_trace_finish(int from_signal)
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
         if (t->trace_buf == NULL || !lock_buffer(t, from_signal ? 1000 : 1000000)) continue;
-        emit(t->trace_buf, atomic_load_explicit(&t->committed, memory_order_acquire));
+        emit_buffer(t);
         unlock_buffer(t);
     }
     if (atomic_load(&open_state) == 2) {
