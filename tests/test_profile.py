@@ -564,7 +564,7 @@ def test_report_suggest(env):
         f.write(r.stdout)
     ok = subprocess.run([launcher(env), "check", table], capture_output=True, text=True)
     check(ok.returncode == 0 and "rules OK" in ok.stdout, f"{ok.stdout}{ok.stderr}\n{r.stdout}")
-    fams = re.findall(r"^# (\S[^:]*): \d+ kernel", r.stdout, re.M)
+    fams = re.findall(r"^# (\S[^:\n]*): \d+ kernel", r.stdout, re.M)
     check({"attention", "other"} <= set(fams) and fams[-1] == "other", f"families {fams}")
     rules = [line for line in r.stdout.splitlines() if line and not line.startswith("#")]
     check(len(rules) == len(fams), f"one rule per family: {rules}")

@@ -77,7 +77,7 @@ typedef struct prof_thread {
     int retired; /* under the list lock */
     /* trace mode: events formatted into buf[0, committed) by the owner; written out when the
      * buffer fills, when the thread exits and at process exit, under `busy` */
-    char *trace_buf;
+    char *_Atomic trace_buf; /* set by the owner, read at exit by any thread */
     _Atomic size_t committed;
     _Atomic int busy;
     unsigned tid;
