@@ -16,7 +16,10 @@ static _Atomic unsigned generation = 1;
 
 void nvtxcorr_capture_changed(int delta)
 {
-    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN) return;
+    /* Profile mode counts captured launches apart in every capture mode. */
+    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN &&
+        atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE)
+        return;
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
     if (delta > 0) {
         atomic_fetch_add_explicit(&nvtxcorr_captures_open, 1, memory_order_acq_rel);
@@ -43,8 +46,7 @@ static int stream_capturing(const void *stream, int ptsz)
            status == CU_STREAM_CAPTURE_STATUS_ACTIVE;
 }
 
-const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
-                                                int ptsz)
+int nvtxcorr_capture_active(const void *stream, int ptsz)
 {
     unsigned gen = atomic_load_explicit(&generation, memory_order_acquire);
     nvtxcorr_thread_t *t = &nvtxcorr_thread;
@@ -61,7 +63,14 @@ const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const
         nvtxcorr_capture_entry_t *e = &t->capture[t->capture_next++ % NVTXCORR_CAPTURE_CACHE];
         *e = (nvtxcorr_capture_entry_t){stream, gen, (unsigned char)ptsz, (unsigned char)capturing};
     }
-    if (!capturing) return l;
+    return capturing;
+}
+
+const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
+                                                int ptsz)
+{
+    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN || !nvtxcorr_capture_active(stream, ptsz))
+        return l;
     if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_SKIP) return NULL;
     return nvtxcorr_range_capture_variant(l);
 }

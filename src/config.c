@@ -81,5 +81,23 @@ void nvtxcorr_config_read(void)
                          "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
     }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL) c.graph_marks = truthy(v);
+    c.profile = nonempty(secure_getenv(NVTXCORR_ENV_PROFILE));
+    c.trace = nonempty(secure_getenv(NVTXCORR_ENV_TRACE));
+    c.trace_max_mb = NVTXCORR_TRACE_MAX_MB_DEFAULT;
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_TRACE_MAX_MB))) != NULL) {
+        char *end;
+        unsigned long mb = strtoul(v, &end, 10); /* in MiB */
+        if (*end || mb == 0 || mb > (1ul << 30))
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_TRACE_MAX_MB=%s: not a size in MiB (1 or more); using %d", v,
+                         NVTXCORR_TRACE_MAX_MB_DEFAULT);
+        else
+            c.trace_max_mb = (unsigned)mb;
+    }
     nvtxcorr_config = c;
+}
+
+const char *nvtxcorr_config_env(const char *name)
+{
+    return secure_getenv(name);
 }

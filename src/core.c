@@ -1,6 +1,7 @@
 /* Enable state and lazy initialisation. Nothing runs in a constructor: the first hooked call
  * initialises, and decides once whether this process is ACTIVE (NVTXCORR set and an NVTX tool
- * attached) or PASSTHROUGH, in which every hook is a plain forward.
+ * attached), PROFILE (NVTXCORR set and NVTXCORR_PROFILE or NVTXCORR_TRACE given, tool or not:
+ * src/profile/) or PASSTHROUGH, in which every hook is a plain forward.
  *
  * Exactly one thread initialises (a compare-and-swap to INITIALISING), and no thread ever
  * waits for it. Initialisation loads the NVTX tool with dlopen, which takes the loader lock;
@@ -14,6 +15,7 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 /* The version, readable in the file without loading it (`nvtxcorr doctor` looks for it; so
  * does `strings libnvtxcorr.so | grep '@(#)'`), after the SCCS what(1) convention. */
@@ -85,9 +87,14 @@ static void initialise_here(void *unused)
         return;
     }
     const char *why;
-    if (nvtxcorr_emit_init()) {
-        mode = NVTXCORR_MODE_ACTIVE;
-        why = "enabled, NVTX tool attached";
+    int tool = nvtxcorr_emit_init();
+    int profile =
+        (nvtxcorr_config.profile || nvtxcorr_config.trace) && nvtxcorr_profile_init() == 0;
+    if (tool || profile) {
+        mode = profile ? NVTXCORR_MODE_PROFILE : NVTXCORR_MODE_ACTIVE;
+        why = !profile ? "enabled, NVTX tool attached"
+              : tool   ? "enabled, profile mode, NVTX tool attached"
+                       : "enabled, profile mode, no NVTX tool";
         if (nvtxcorr_config.labels || nvtxcorr_config.labels_inline) {
             table = nvtxcorr_labels_load(nvtxcorr_config.labels_inline, nvtxcorr_config.labels,
                                          nvtxcorr_log_label_error, NULL);
@@ -110,7 +117,7 @@ static void initialise_here(void *unused)
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
                      NVTXCORR_VERSION_STRING);
     }
-    if (mode == NVTXCORR_MODE_ACTIVE)
+    if (mode >= NVTXCORR_MODE_ACTIVE)
         pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
 }
@@ -135,7 +142,7 @@ int nvtxcorr_init_slow(void)
                              &nvtxcorr_mode, &expected, NVTXCORR_MODE_INITIALISING,
                              memory_order_acq_rel, memory_order_acquire))
         initialise();
-    return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) == NVTXCORR_MODE_ACTIVE;
+    return atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire) >= NVTXCORR_MODE_ACTIVE;
 }
 
 int nvtxcorr_initialising_here(void)

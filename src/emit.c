@@ -37,7 +37,7 @@ static uint32_t category_id(const char *name)
     for (unsigned i = 0; i < category_count; i++)
         if (!strcmp(categories[i], name)) return i + 1;
     if (category_count == CATEGORIES_MAX || !(categories[category_count] = strdup(name))) return 0;
-    nvtxDomainNameCategoryA(nvtxcorr_domain, category_count + 1, name);
+    if (nvtxcorr_domain) nvtxDomainNameCategoryA(nvtxcorr_domain, category_count + 1, name);
     return ++category_count;
 }
 
@@ -74,7 +74,8 @@ static void fill(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t 
     a->colorType = has_color ? NVTX_COLOR_ARGB : NVTX_COLOR_UNKNOWN;
     a->color = has_color ? color | 0xFF000000u : 0;
     a->messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    if (!skip) a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
+    if (!skip && nvtxcorr_domain) /* none without a tool (profile mode) */
+        a->message.registered = nvtxDomainRegisterStringA(nvtxcorr_domain, text);
     if (!skip && a->message.registered == NULL) { /* a tool without registered strings */
         a->messageType = NVTX_MESSAGE_TYPE_ASCII;
         a->message.ascii = text;
@@ -189,6 +190,11 @@ void nvtxcorr_emit_mark(const char *text, const char *category)
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = shown;
     nvtxDomainMarkEx(nvtxcorr_domain, &a);
+}
+
+const char *nvtxcorr_category_name(uint32_t id)
+{
+    return id >= 1 && id <= CATEGORIES_MAX ? categories[id - 1] : NULL;
 }
 
 void nvtxcorr_emit_fork(nvtxcorr_fork_t phase)

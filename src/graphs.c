@@ -18,6 +18,7 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
@@ -235,17 +236,21 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     graph_label_t *old = nvtxcorr_map_get(&owned, exec);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_range_value(l));
     nvtxcorr_map_put(&owned, exec, g);
+    nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
     label_give_back(old);
 
-    if (nvtxcorr_config.graph_marks) {
-        char mark[1024], desc[512];
+    /* The mark goes to an NVTX tool; profile mode's trace records the same text. */
+    int mark = nvtxcorr_config.graph_marks && nvtxcorr_domain != NULL;
+    if (mark || nvtxcorr_profile_tracing()) {
+        char text[1024], desc[512];
         nvtxcorr_graph_descriptor(&keys, desc, sizeof desc);
-        int n = snprintf(mark, sizeof mark, "%s %s: %s; top:", updated ? "updated" : "instantiated",
+        int n = snprintf(text, sizeof text, "%s %s: %s; top:", updated ? "updated" : "instantiated",
                          desc, l && !l->skip ? l->text : "-");
-        for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < sizeof mark; i++)
-            n += snprintf(mark + n, sizeof mark - (size_t)n, "%s %s x%u (%s)", i ? "," : "",
+        for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < sizeof text; i++)
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s %s x%u (%s)", i ? "," : "",
                           top[i].base, top[i].count, top[i].label);
-        nvtxcorr_emit_mark(mark, NVTXCORR_CATEGORY_GRAPH);
+        if (mark) nvtxcorr_emit_mark(text, NVTXCORR_CATEGORY_GRAPH);
+        nvtxcorr_profile_graph_event(text);
     }
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
         char desc[512];
@@ -292,6 +297,7 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
     nvtxcorr_map_put(&ordinals, exec, NULL);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
     nvtxcorr_map_put(&owned, exec, NULL);
+    nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
     label_give_back(old);
 }
 

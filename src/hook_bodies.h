@@ -7,6 +7,7 @@
 #define NVTXCORR_HOOK_BODIES_H
 
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 /* R: result type; NOTFOUND: returned only when no real function exists at all. */
 #define NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
@@ -65,11 +66,18 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
 #define NVTXCORR_LAUNCH_STUB(sym) NVTXCORR_LOCAL_ALIAS(sym)
 #endif
 
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, map, key, stream)         \
+/* `pkind` names the launch's kind for profile mode; `grid` is "(x, y, z)", used only by
+ * profile mode's trace. */
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, map, key, stream, pkind,  \
+                             grid)                                                                 \
     NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
-        if (!nvtxcorr_active()) return real args;                                                  \
+        int mode = nvtxcorr_launch_mode();                                                         \
+        if (NVTXCORR_UNLIKELY(mode != NVTXCORR_MODE_ACTIVE)) {                                     \
+            if (mode != NVTXCORR_MODE_PROFILE || nvtxcorr_thread.depth != 0) return real args;     \
+            NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, map, key, stream, ptsz, grid);            \
+        }                                                                                          \
         const nvtxcorr_range_t *pushed =                                                           \
             nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \
         R r = real args;                                                                           \
@@ -139,15 +147,18 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
  *                                   (an invalidated or unjoined capture has ended too)
  * and ends with hook_bodies_end.h, which undefines them and every NVTXCORR_HOOK_<kind>.
  * Handles are cast to the driver's types: the runtime's are the same objects. */
-#define NVTXCORR_HOOK_LAUNCH_FN(sym, ptsz, params, args, f, s)                                     \
+#define NVTXCORR_HOOK_LAUNCH_FN(sym, ptsz, params, args, f, s, grid)                               \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_function_label_slow, &nvtxcorr_function_labels, f, s)
-#define NVTXCORR_HOOK_LAUNCH_HOST(sym, ptsz, params, args, func, s)                                \
+                         nvtxcorr_function_label_slow, &nvtxcorr_function_labels, f, s,            \
+                         NVTXCORR_PROFILE_FUNCTION, grid)
+#define NVTXCORR_HOOK_LAUNCH_HOST(sym, ptsz, params, args, func, s, grid)                          \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_host_label_slow, &nvtxcorr_host_labels, func, s)
+                         nvtxcorr_host_label_slow, &nvtxcorr_host_labels, func, s,                 \
+                         NVTXCORR_PROFILE_HOST, grid)
 #define NVTXCORR_HOOK_LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                  \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_graph_label_slow, &nvtxcorr_graph_labels, e, s)
+                         nvtxcorr_graph_label_slow, &nvtxcorr_graph_labels, e, s,                  \
+                         NVTXCORR_PROFILE_GRAPH, (0, 0, 0))
 #define NVTXCORR_HOOK_INSTANTIATE(sym, ptsz, params, args, pe, g)                                  \
     NVTXCORR_BODY_AFTER(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, params, args,           \
                         if (r == NVTXCORR_HOOK_OK && (pe) && *(pe))                                \

@@ -16,6 +16,7 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
+#include "profile/profile.h"
 
 nvtxcorr_map_t nvtxcorr_function_labels;
 nvtxcorr_map_t nvtxcorr_host_labels;
@@ -37,7 +38,10 @@ void nvtxcorr_track_name(const void *handle, const char *name)
     if (copy)
         nvtxcorr_map_put(&tracked_names, handle, copy); /* a replaced name is kept: a reader
                                                            may hold it */
-    if (old) nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+    if (old) {
+        nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
+        nvtxcorr_profile_forget(NVTXCORR_PROFILE_FUNCTION, handle);
+    }
 }
 
 void nvtxcorr_track_alias(const void *function, const void *kernel)
@@ -53,6 +57,8 @@ void nvtxcorr_forget_functions(void)
 {
     nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
     nvtxcorr_map_clear_values(&nvtxcorr_host_labels);
+    nvtxcorr_profile_forget_all(NVTXCORR_PROFILE_FUNCTION);
+    nvtxcorr_profile_forget_all(NVTXCORR_PROFILE_HOST);
 }
 
 static get_name_fn driver_name_fn(int kernel)
@@ -110,7 +116,7 @@ static int host_name_unguarded(const void *func, char *buf, size_t size)
 /* A failing naming call sets the runtime's per-thread last error, which the program would
  * then read from cudaGetLastError after a successful launch (PyTorch checks after every
  * one). An error that was not pending before is consumed again. */
-static int host_name(const void *func, char *buf, size_t size)
+int nvtxcorr_host_name(const void *func, char *buf, size_t size)
 {
     typedef cudaError_t (*last_error_fn)(void);
     last_error_fn peek = (last_error_fn)nvtxcorr_find_real("cudaPeekAtLastError");
@@ -161,7 +167,7 @@ static void lookup(void *arg)
     lookup_job_t *job = arg;
     char name[1024];
     const void *key = job->key;
-    int named = key && (job->host ? host_name(key, name, sizeof name)
+    int named = key && (job->host ? nvtxcorr_host_name(key, name, sizeof name)
                                   : nvtxcorr_function_name(key, name, sizeof name)) == 0;
     void *v = nvtxcorr_range_value(label_for_name(named ? name : "unknown_kernel"));
     if (key && v)

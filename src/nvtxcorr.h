@@ -40,12 +40,17 @@ typedef struct nvtxcorr_config {
     int capture;               /* NVTXCORR_CAPTURE */
     int graph_marks;           /* NVTXCORR_GRAPH_MARKS */
     const char *injection;     /* NVTX_INJECTION64_PATH, only reported */
+    const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
+    const char *trace;         /* NVTXCORR_TRACE */
+    unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
 /* Whether the environment says disabled, read without initialising (nvtxcorr_claim_nowait). */
 int nvtxcorr_config_disabled(void);
+/* The one other environment read: %q{VAR} in the NVTXCORR_PROFILE and NVTXCORR_TRACE paths. */
+const char *nvtxcorr_config_env(const char *name);
 
 /* ---- diagnostics (log.c): "nvtxcorr: <level>: ..." on stderr via write(2) ---- */
 void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -132,11 +137,14 @@ void nvtxcorr_describe_paths(char *buf, size_t size);
 void nvtxcorr_on_slow_stack(void (*fn)(void *), void *arg);
 
 /* ---- enable state (core.c) ---- */
+/* PROFILE: NVTXCORR_PROFILE or NVTXCORR_TRACE is set (src/profile/profile.h). The hooks are
+ * active as in ACTIVE, with or without an NVTX tool, and launches take the profile path. */
 enum {
     NVTXCORR_MODE_UNINIT = 0,
     NVTXCORR_MODE_PASSTHROUGH,
+    NVTXCORR_MODE_INITIALISING, /* on some thread: the others pass through, never wait */
     NVTXCORR_MODE_ACTIVE,
-    NVTXCORR_MODE_INITIALISING /* on some thread: the others pass through, never wait */
+    NVTXCORR_MODE_PROFILE /* from here on, the hooks are active */
 };
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
@@ -151,8 +159,17 @@ const struct nvtxcorr_label_table *nvtxcorr_label_table(void);
 static inline int nvtxcorr_active(void)
 {
     int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
-    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m == NVTXCORR_MODE_ACTIVE;
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m >= NVTXCORR_MODE_ACTIVE;
     return nvtxcorr_init_slow();
+}
+
+/* The mode for a launch hook: one load, as nvtxcorr_active, but ACTIVE and PROFILE apart. */
+static inline int nvtxcorr_launch_mode(void)
+{
+    int m = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
+    if (NVTXCORR_LIKELY(m != NVTXCORR_MODE_UNINIT)) return m;
+    return nvtxcorr_init_slow() ? atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire)
+                                : NVTXCORR_MODE_PASSTHROUGH;
 }
 
 /* ---- per-thread state ---- */
@@ -201,6 +218,8 @@ void nvtxcorr_emit_fork(nvtxcorr_fork_t phase);   /* emit.c: interned labels, NV
 void nvtxcorr_map_fork(nvtxcorr_fork_t phase);    /* handles.c: map writers */
 /* Applies phase to a mutex (lock, unlock, or re-initialise in the child). */
 void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase);
+/* The name of a category id a label carries; NULL for 0. */
+const char *nvtxcorr_category_name(uint32_t id);
 
 /* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
 typedef struct nvtxcorr_map_slot {
@@ -271,8 +290,10 @@ void nvtxcorr_forget_functions(void);
  * forked while another thread matched would inherit that lock held. */
 void nvtxcorr_match_lock(void);
 void nvtxcorr_match_unlock(void);
-/* Raw (mangled) name of a CUfunction/CUkernel into buf; 0 on success. */
+/* Raw (mangled) name of a CUfunction/CUkernel, or of a runtime host stub, into buf; 0 on
+ * success. */
 int nvtxcorr_function_name(const void *f, char *buf, size_t size);
+int nvtxcorr_host_name(const void *func, char *buf, size_t size);
 
 /* ---- graphs (graphs.c) ---- */
 void nvtxcorr_graph_instantiated(CUgraphExec exec, CUgraph graph);
@@ -282,6 +303,8 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec);
 /* ---- stream capture (capture.c) ---- */
 extern _Atomic unsigned nvtxcorr_captures_open;
 void nvtxcorr_capture_changed(int delta);
+/* Whether `stream` is capturing; call only while nvtxcorr_captures_open is nonzero. */
+int nvtxcorr_capture_active(const void *stream, int ptsz);
 const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
                                                 int ptsz);
 

@@ -138,7 +138,7 @@ static void *claim_slot(nvtxcorr_slot_id_t id, void *real)
     if (expected == real) return nvtxcorr_hooks[id].hook;
     /* Until initialisation ends the configuration (the log level) is still being written. */
     int mode = atomic_load_explicit(&nvtxcorr_mode, memory_order_acquire);
-    if (mode == NVTXCORR_MODE_ACTIVE || mode == NVTXCORR_MODE_PASSTHROUGH)
+    if (mode >= NVTXCORR_MODE_ACTIVE || mode == NVTXCORR_MODE_PASSTHROUGH)
         nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s: second implementation %p passed through unwrapped",
                      nvtxcorr_hooks[id].symbol, real);
     return real;

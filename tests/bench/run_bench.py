@@ -50,8 +50,14 @@ CONFIGS = [  # (key, title)
     ("noop", "enabled, no-op tool"),
     ("hand", "hand-written NVTX, no-op tool"),
     ("record", "enabled, recording tool"),
+    ("profile", "profile mode, no-op tool"),
+    ("trace", "trace mode, no-op tool"),
 ]
-TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05}
+# Profile mode (NVTXCORR_PROFILE) and trace mode (NVTXCORR_TRACE) are judged against
+# "enabled, no-op tool": what they add on top of the ranges.
+PROFILE_CONFIGS = ("profile", "trace")
+TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05,
+           "profile": 25.0, "trace": 80.0}
 
 PROFILES = {
     # n: launches per batch; b: batches per run; w: warm-up launches; reps: repetitions;
@@ -61,10 +67,12 @@ PROFILES = {
     # measures (None: all)
     "full": dict(n=50000, b=10, w=10000, reps=51, rec_div=20, ir=(1000, 5000),
                  rules=[1, 100, 10000], rules_kernels=1000, kernels=[10, 1000, 100000],
-                 threads=[1, 2], ir_entries=None, ir_first=(100, 300)),
+                 threads=[1, 2], ir_entries=None, ir_first=(100, 300),
+                 profile_kernels=[10, 10000]),
     "smoke": dict(n=20000, b=2, w=2000, reps=1, rec_div=10, ir=(200, 700),
                   rules=[1, 100, 10000], rules_kernels=100, kernels=[10, 1000, 10000],
-                  threads=[1, 2], ir_entries=["direct"], ir_first=(20, 60)),
+                  threads=[1, 2], ir_entries=["direct"], ir_first=(20, 60),
+                  profile_kernels=[10, 10000]),
 }
 
 
@@ -99,14 +107,18 @@ class Bench:
     # ---- one run --------------------------------------------------------------------------
     def env_for(self, config, rules=None, record_out=None):
         env = dict(self.base_env)
-        if config in ("disabled", "notool", "noop", "record"):
+        if config in ("disabled", "notool", "noop", "record") + PROFILE_CONFIGS:
             env["LD_PRELOAD"] = self.lib
-        if config in ("notool", "noop", "record"):
+        if config in ("notool", "noop", "record") + PROFILE_CONFIGS:
             env["NVTXCORR"] = "1"
-        if config in ("noop", "hand", "record"):
+        if config in ("noop", "hand", "record") + PROFILE_CONFIGS:
             env["NVTX_INJECTION64_PATH"] = self.tool
-        if config in ("noop", "hand"):
+        if config in ("noop", "hand") + PROFILE_CONFIGS:
             env["NVTXREC_MODE"] = "noop"
+        if config == "profile":
+            env["NVTXCORR_PROFILE"] = os.path.join(self.tmp, "profile.%p.json")
+        if config == "trace":
+            env["NVTXCORR_TRACE"] = os.path.join(self.tmp, "trace.%p.json")
         if config == "record":
             env["NVTXREC_OUT"] = record_out or os.devnull
         if rules:
@@ -147,7 +159,22 @@ class Bench:
         if res["driver"] != res["launches"]:
             self.fail(f"{what}: the driver counted {res['driver']} launches, the program "
                       f"made {res['launches']}")
+        self.check_profile_outputs(what, env, res["launches"], valgrind)
         return res
+
+    def check_profile_outputs(self, what, env, launches, valgrind):
+        """Profile mode must count every launch; both outputs are removed after each run."""
+        for name in os.listdir(self.tmp):
+            path = os.path.join(self.tmp, name)
+            if name.startswith("profile.") and not valgrind:
+                import json
+                with open(path) as f:
+                    got = json.load(f)["totals"]
+                if got["launches"] != launches:
+                    self.fail(f"{what}: the profile counted {got['launches']} launches, the "
+                              f"program made {launches}")
+            if name.startswith(("profile.", "trace.")):
+                os.unlink(path)
 
     def fail(self, msg):
         self.failures.append(msg)
@@ -262,8 +289,15 @@ class Bench:
                                           k), self.env_for(config)))
         blocks.append((("kernels",), runs))
         runs = []
+        for k in p["profile_kernels"]:
+            for config in ("noop",) + PROFILE_CONFIGS:
+                runs.append((("pkernels", k, config),
+                             self.cmd_for("direct", config, max(p["n"], k), p["b"], max(p["w"], k),
+                                          k), self.env_for(config)))
+        blocks.append((("pkernels",), runs))
+        runs = []
         for t in p["threads"]:
-            for config in ("bare", "disabled", "noop", "hand"):
+            for config in ("bare", "disabled", "noop", "hand") + PROFILE_CONFIGS:
                 runs.append((("threads", t, config),
                              self.cmd_for("direct", config, p["n"], p["b"], p["w"], 1, t),
                              self.env_for(config)))
@@ -467,11 +501,35 @@ def report(b, t, ir):
     w("")
     w("### Threads (cuLaunchKernel, ns per launch per thread, each thread its own stream)")
     w("")
-    w("| threads | bare | preloaded, disabled | enabled, no-op tool | hand-written NVTX |")
-    w("|---|---:|---:|---:|---:|")
+    w("| threads | bare | preloaded, disabled | enabled, no-op tool | hand-written NVTX | "
+      "profile mode | trace mode |")
+    w("|---|---:|---:|---:|---:|---:|---:|")
     for th in p["threads"]:
         w(f"| {th} | " + " | ".join(fmt_ns(t.med(("threads", th, c)))
-                                    for c in ("bare", "disabled", "noop", "hand")) + " |")
+                                    for c in ("bare", "disabled", "noop", "hand")
+                                    + PROFILE_CONFIGS) + " |")
+    w("")
+    w("### Profile and trace mode (cuLaunchKernel, no-op tool)")
+    w("")
+    w("ns added per launch over enabled with the no-op tool (paired, median over the "
+      "repetitions); distinct kernels launched round-robin; threads: ns per launch per thread.")
+    w("")
+    w("| run | enabled, no-op tool | profile mode | added | trace mode | added |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for kk in p["profile_kernels"]:
+        base = ("pkernels", kk, "noop")
+        cells = [fmt_ns(t.med(base))]
+        for c in PROFILE_CONFIGS:
+            cells += [fmt_ns(t.est(("pkernels", kk, c), base)),
+                      f"{t.diff(('pkernels', kk, c), base):+.1f}"]
+        w(f"| {kk:,} kernels | " + " | ".join(cells) + " |")
+    for th in p["threads"]:
+        base = ("threads", th, "noop")
+        cells = [fmt_ns(t.med(base))]
+        for c in PROFILE_CONFIGS:
+            cells += [fmt_ns(t.est(("threads", th, c), base)),
+                      f"{t.diff(('threads', th, c), base):+.1f}"]
+        w(f"| {th} thread{'s' if th > 1 else ''} | " + " | ".join(cells) + " |")
     w("")
     w("First launch in the process (cuLaunchKernel, enabled + no-op tool: reading the "
       "environment, loading the NVTX tool and the demangler): "
@@ -508,6 +566,18 @@ def targets(p, t):
         r = t.ratio(("main", e[0], "noop"), ("main", e[0], "hand"))
         row(f"enabled + no-op tool ≤ {TARGETS['hand_ratio']:.1f}× hand-written: {e[0]}",
             f"{r:.2f}× total; added ns {added_ratio(t, e[0])}", r <= TARGETS["hand_ratio"])
+    for c in PROFILE_CONFIGS:
+        worst = max((t.diff(("main", e[0], c), ("main", e[0], "noop")), e[0]) for e in ENTRIES)
+        row(f"{c} mode: ≤ {TARGETS[c]:g} ns added over enabled + no-op tool, every entry point",
+            f"worst {worst[0]:+.1f} ns ({worst[1]})", worst[0] <= TARGETS[c])
+        added = [t.diff(("pkernels", k, c), ("pkernels", k, "noop")) for k in p["profile_kernels"]]
+        lo_k, hi_k = p["profile_kernels"][0], p["profile_kernels"][-1]
+        row(f"{c} mode flat from {lo_k:,} to {hi_k:,} kernels (added ns within 5 ns)",
+            f"{added[0]:+.1f} → {added[-1]:+.1f} ns", abs(added[-1] - added[0]) <= 5)
+        added = [t.diff(("threads", th, c), ("threads", th, "noop")) for th in p["threads"]]
+        row(f"{c} mode flat from {p['threads'][0]} to {p['threads'][-1]} threads "
+            "(added ns per launch per thread within 5 ns)",
+            f"{added[0]:+.1f} → {added[-1]:+.1f} ns", abs(added[-1] - added[0]) <= 5)
     lo, hi = p["rules"][0], p["rules"][-1]
     r = t.ratio(("rules", hi), ("rules", lo))
     row(f"steady state, {hi:,} vs {lo:,} rules, within 5%", f"{r:.3f}×",

@@ -1,0 +1,127 @@
+/* When profile mode writes its outputs: once, when the process ends.
+ *
+ *  - return from main or exit() from any thread: the library's ELF destructor, which runs
+ *    after the program's atexit handlers and static destructors, so launches made there
+ *    count too;
+ *  - SIGTERM, SIGINT, SIGHUP whose disposition is still SIG_DFL when profile mode starts:
+ *    our handler writes, restores SIG_DFL and re-raises, so the process ends with the same
+ *    signal and status as without nvtxcorr. A handler the program installed (before or after
+ *    us) is never replaced or wrapped: the program decides what its signals do;
+ *  - _exit, SIGKILL and other fatal signals: nothing (the trace, streamed to disk, still
+ *    holds every event flushed so far).
+ *
+ * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
+ * (own integer and string formatting into static buffers, write(2)), the records are read
+ * with relaxed atomic loads and no lock is taken, the paths were expanded beforehand, and the
+ * system calls used (open, write, close, read of /proc/self/cmdline, uname, sigaction,
+ * raise, clock_gettime) are on POSIX's async-signal-safe list. A second signal arriving while
+ * the first is being handled is blocked until the process ends; a signal that arrives while
+ * the normal exit path is writing ends the process without a second summary. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+prof_process_t nvtxcorr_prof_process;
+static _Atomic int started, finished;
+
+int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
+{
+    size_t n = 0;
+    char num[24];
+    for (; *p; p++) {
+        const char *add = p;
+        size_t len = 1;
+        if (p[0] == '%' && p[1] == 'p') {
+            add = num, len = nvtxcorr_fmt_u64(num, (uint64_t)getpid()), p++;
+        } else if (p[0] == '%' && p[1] == 'h') {
+            static struct utsname u;
+            add = uname(&u) == 0 ? u.nodename : "unknown-host", len = strlen(add), p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            p++;
+        } else if (p[0] == '%' && p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
+            char name[256];
+            size_t k = (size_t)(strchr(p + 3, '}') - (p + 3));
+            if (k >= sizeof name) return -1;
+            memcpy(name, p + 3, k);
+            name[k] = 0;
+            add = nvtxcorr_config_env(name);
+            add = add ? add : "";
+            len = strlen(add);
+            p += 3 + k;
+        }
+        if (n + len >= size) return -1;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = 0;
+    return 0;
+}
+
+static void expand_or_say(const char *pattern, char *out, size_t size)
+{
+    out[0] = 0;
+    if (pattern && nvtxcorr_prof_expand(pattern, out, size) != 0) {
+        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; nothing written",
+                          NULL);
+        out[0] = 0;
+    }
+}
+
+/* At start-up and in a forked child: this process's own facts. */
+void nvtxcorr_prof_process_reset(void)
+{
+    nvtxcorr_prof_process.pid = (int)getpid();
+    nvtxcorr_prof_process.start_ns = nvtxcorr_prof_realtime_ns();
+    expand_or_say(nvtxcorr_config.profile, nvtxcorr_prof_process.profile_path,
+                  sizeof nvtxcorr_prof_process.profile_path);
+    expand_or_say(nvtxcorr_config.trace, nvtxcorr_prof_process.trace_path,
+                  sizeof nvtxcorr_prof_process.trace_path);
+    atomic_store(&finished, 0);
+}
+
+static void finish(int from_signal)
+{
+    if (!atomic_load(&started) || atomic_exchange(&finished, 1)) return;
+    int saved = errno;
+    nvtxcorr_prof_trace_finish(from_signal);
+    if (nvtxcorr_config.profile && nvtxcorr_prof_process.profile_path[0])
+        nvtxcorr_prof_summary_write();
+    errno = saved;
+}
+
+__attribute__((destructor)) static void at_process_exit(void)
+{
+    finish(0);
+}
+
+static void on_signal(int sig)
+{
+    finish(1);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigaction(sig, &dfl, NULL);
+    raise(sig); /* pending until this handler returns, then the default action */
+}
+
+void nvtxcorr_prof_exit_init(void)
+{
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction ours, old;
+    memset(&ours, 0, sizeof ours);
+    ours.sa_handler = on_signal;
+    sigemptyset(&ours.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        sigaddset(&ours.sa_mask, sigs[i]);
+    ours.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
+        if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL)
+            sigaction(sigs[i], &ours, NULL);
+    atomic_store(&started, 1);
+}

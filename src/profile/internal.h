@@ -1,0 +1,164 @@
+/* Private to src/profile/: the per-kernel and per-label records, the per-thread blocks that
+ * hold their counters, the clock, and the async-signal-safe writer that the summary and the
+ * trace are formatted with. */
+#ifndef NVTXCORR_PROFILE_INTERNAL_H
+#define NVTXCORR_PROFILE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/* ---- histogram: fixed size, log scale ----
+ * Values below 8 ns have a bucket each; above, every power of two is split into 4 equal
+ * buckets (relative width at most 25%), up to 2^40 ns (18 minutes); the last bucket holds
+ * everything above. docs/profile.md gives the same edges: a merge is a sum of buckets. */
+enum { PROF_EXACT = 8, PROF_SUB = 4, PROF_TOP_OCTAVE = 40 };
+enum { PROF_BUCKETS = PROF_EXACT + PROF_SUB * (PROF_TOP_OCTAVE - 3) };
+
+static inline unsigned prof_bucket(uint64_t ns)
+{
+    if (ns < PROF_EXACT) return (unsigned)ns;
+    unsigned o = 63u - (unsigned)__builtin_clzll(ns); /* >= 3 */
+    unsigned b = PROF_EXACT + (o - 3) * PROF_SUB + (unsigned)((ns >> (o - 2)) & 3);
+    return b < PROF_BUCKETS ? b : PROF_BUCKETS - 1;
+}
+/* Lower edge of bucket b, in ns. */
+uint64_t nvtxcorr_prof_bucket_low(unsigned b);
+
+/* ---- records: one per (thread, site), written only by the owning thread ----
+ * Owner-only writes, each a relaxed load and store (a plain mov on x86-64), so the thread
+ * that writes the summary at exit reads them race-free without any lock. */
+typedef struct prof_record {
+    _Atomic uint64_t launches, errors, capture, total_ns, min_ns, max_ns;
+    _Atomic uint64_t hist[PROF_BUCKETS];
+} prof_record_t;
+
+/* Distinct (kernel name, label) pairs and graph labels. Beyond this the rest are counted
+ * under one "[other]" site (id 0), so memory stays bounded whatever the program does. */
+enum { PROF_MAX_SITES = 32768, PROF_CHUNK = 32, PROF_NO_LABEL = 0xffffffffu };
+
+struct nvtxcorr_profile_site {
+    uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */
+    int graph;
+    const nvtxcorr_range_t *label; /* kernels: the interned label, pushed to a tool */
+    const char *name, *function;   /* kernels: raw and base name; graphs: the label */
+    const char *trace_prefix;      /* trace mode: the event's constant part, as JSON */
+    size_t trace_prefix_len;
+    struct nvtxcorr_profile_site *_Atomic next_in_label;
+};
+
+typedef struct prof_label {
+    uint32_t id;
+    const char *text, *category; /* category NULL when none */
+    nvtxcorr_profile_site_t *_Atomic first;
+} prof_label_t;
+
+/* The published tables: entries [0, count) are complete; an entry is written before the
+ * count that covers it is stored (release), and never changes afterwards. */
+extern nvtxcorr_profile_site_t *_Atomic nvtxcorr_prof_sites[PROF_MAX_SITES];
+extern prof_label_t *_Atomic nvtxcorr_prof_labels[PROF_MAX_SITES];
+extern _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
+
+/* ---- per-thread blocks ----
+ * One per launching thread, linked into a list and never freed: a thread that exits leaves
+ * its counts behind (its block is retired, then reused by a later thread, which keeps adding
+ * to the same counters). */
+/* The trace buffer is written out in whole pages, and no event crosses a page boundary (the
+ * gap is filled with blanks): a write cut short by SIGKILL stops at a page boundary (Linux
+ * copies a write into the page cache page by page and checks for a fatal signal between
+ * pages), so the file still ends with a complete event. An event is at most one page. */
+enum { PROF_TRACE_BUF = 64 * 1024, PROF_TRACE_PAGE = 4096, PROF_TRACE_EVENT_MAX = 4000 };
+typedef struct prof_thread {
+    prof_record_t *_Atomic chunks[PROF_MAX_SITES / PROF_CHUNK];
+    struct prof_thread *next;
+    int retired; /* under the list lock */
+    /* trace mode: events formatted into buf[0, committed) by the owner; written out when the
+     * buffer fills, when the thread exits and at process exit, under `busy` */
+    char *_Atomic trace_buf; /* set by the owner, read at exit by any thread */
+    _Atomic size_t committed;
+    _Atomic int busy;
+    unsigned tid;
+    int where_pid; /* the process `where` was made for (a forked child remakes it) */
+    size_t where_len;
+    char where[64]; /* ",\"pid\":P,\"tid\":T,\"ts\":" */
+} prof_thread_t;
+
+extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
+extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
+prof_thread_t *nvtxcorr_prof_thread_attach(void);
+
+/* ---- clock (clock.c) ----
+ * rdtsc where the CPU reports an invariant TSC and the kernel itself keeps time with it (so
+ * it is synchronised across CPUs), calibrated against CLOCK_MONOTONIC at start-up;
+ * otherwise clock_gettime(CLOCK_MONOTONIC), which the vDSO answers without a system call. */
+typedef struct prof_clock {
+    int tsc;
+    uint64_t mult; /* ns = ticks * mult >> 32 */
+    uint64_t origin;
+} prof_clock_t;
+extern prof_clock_t nvtxcorr_prof_clock;
+void nvtxcorr_prof_clock_init(void);
+uint64_t nvtxcorr_prof_now_slow(void);
+static inline uint64_t prof_now(void)
+{
+#if defined(__x86_64__)
+    if (__builtin_expect(nvtxcorr_prof_clock.tsc, 1)) return __builtin_ia32_rdtsc();
+#endif
+    return nvtxcorr_prof_now_slow();
+}
+static inline uint64_t prof_ticks_ns(uint64_t ticks)
+{
+    return (uint64_t)(((unsigned __int128)ticks * nvtxcorr_prof_clock.mult) >> 32);
+}
+uint64_t nvtxcorr_prof_realtime_ns(void);
+
+/* ---- the writer: a static buffer and write(2), async-signal-safe (no malloc, no stdio,
+ * no locale) ---- */
+typedef struct prof_out {
+    int fd;
+    int failed;
+    size_t len;
+    char buf[16384];
+} prof_out_t;
+void nvtxcorr_out_flush(prof_out_t *o);
+void nvtxcorr_out_mem(prof_out_t *o, const char *s, size_t n);
+void nvtxcorr_out_str(prof_out_t *o, const char *s);
+void nvtxcorr_out_u64(prof_out_t *o, uint64_t v);
+void nvtxcorr_out_json(prof_out_t *o, const char *s); /* a quoted JSON string, or null */
+void nvtxcorr_out_csv(prof_out_t *o, const char *s);  /* a CSV field, quoted when needed */
+/* Into a caller's buffer: decimal, and JSON-escaped text; each returns the length written
+ * (never more than `size`, no terminator). */
+size_t nvtxcorr_fmt_u64(char *buf, uint64_t v);
+size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
+/* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
+ * (profile mode's own messages): the parts are concatenated, up to a NULL. */
+void nvtxcorr_prof_say(const char *level, ...);
+const char *nvtxcorr_prof_strerror(int err);
+
+/* ---- process facts, captured at start and after fork ---- */
+typedef struct prof_process {
+    int pid;
+    uint64_t start_ns; /* CLOCK_REALTIME */
+    char profile_path[4096], trace_path[4096];
+} prof_process_t;
+extern prof_process_t nvtxcorr_prof_process;
+/* Expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */
+int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
+void nvtxcorr_prof_process_reset(void);
+
+/* ---- summary.c, trace.c, exit.c ---- */
+void nvtxcorr_prof_summary_write(void);
+int nvtxcorr_prof_trace_init(void);
+void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
+                                const char *category);
+void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
+void nvtxcorr_prof_trace_finish(int from_signal);
+void nvtxcorr_prof_trace_after_fork(void);
+extern _Atomic int nvtxcorr_prof_tracing;
+void nvtxcorr_prof_exit_init(void);
+void nvtxcorr_prof_stats_after_fork(void);
+
+#endif

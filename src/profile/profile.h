@@ -1,0 +1,77 @@
+/* Standalone profiling (NVTXCORR_PROFILE, NVTXCORR_TRACE): the narrow interface between the
+ * core and src/profile/. With either variable set the core runs in NVTXCORR_MODE_PROFILE:
+ * launch hooks stay active whether or not an NVTX tool is attached, and each outermost launch
+ * goes through NVTXCORR_PROFILE_LAUNCH below instead of the plain NVTX bracket. It still
+ * pushes the launch's range when a tool is attached, and otherwise makes no NVTX call.
+ *
+ * What the core calls, and from where:
+ *   nvtxcorr_profile_init       core.c, once, while initialising
+ *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
+ *   nvtxcorr_profile_forget     kernels.c and graphs.c, when a handle's label changes
+ *   nvtxcorr_profile_forget_all kernels.c, when a module unload drops every function label
+ *   nvtxcorr_profile_graph_event graphs.c, at each instantiation or update (trace only)
+ *   nvtxcorr_profile_tracing    graphs.c, whether graph_event wants its text
+ * Everything else (per-thread records, the summary, the trace, exit and signal handling) is
+ * private to src/profile/. docs/profile.md describes the outputs. */
+#ifndef NVTXCORR_PROFILE_H
+#define NVTXCORR_PROFILE_H
+
+#include <stdint.h>
+
+#include "nvtxcorr.h"
+
+/* The kinds of launch handle, each with its own statistics map. */
+typedef enum {
+    NVTXCORR_PROFILE_FUNCTION, /* CUfunction / CUkernel */
+    NVTXCORR_PROFILE_HOST,     /* runtime host stub */
+    NVTXCORR_PROFILE_GRAPH     /* CUgraphExec */
+} nvtxcorr_profile_kind_t;
+
+/* 0 when profile or trace mode is on; -1 when neither could start (the core then runs as if
+ * neither variable were set). */
+int nvtxcorr_profile_init(void);
+
+/* A handle's label changed or the handle went away: its statistics record is found again at
+ * its next launch. */
+void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key);
+void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind);
+
+/* Trace mode: an instant event on the calling thread (graph instantiations and updates). */
+int nvtxcorr_profile_tracing(void);
+void nvtxcorr_profile_graph_event(const char *text);
+
+/* ---- the launch path in profile mode ---- */
+typedef struct nvtxcorr_profile_site nvtxcorr_profile_site_t;
+
+typedef struct nvtxcorr_profile_launch {
+    nvtxcorr_profile_site_t *site; /* NULL only when out of memory: the launch is not counted */
+    const void *stream;
+    uint64_t start; /* clock ticks (clock.c) */
+    uint64_t ns;    /* CPU time inside the real call, set by nvtxcorr_profile_end */
+    int pushed, capturing;
+} nvtxcorr_profile_launch_t;
+
+void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
+                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz);
+/* Returns nonzero when the trace wants this launch (then call nvtxcorr_profile_trace). */
+int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed);
+void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, unsigned gy,
+                            unsigned gz);
+
+#define NVTXCORR_PROFILE_GRID(x, y, z) (unsigned)(x), (unsigned)(y), (unsigned)(z)
+
+/* The body of an outermost launch in profile mode; `call` is the real call, made exactly once,
+ * and its result is returned unchanged (any nonzero result counts as an error). `grid` is
+ * "(x, y, z)", evaluated only when the trace records the launch. */
+#define NVTXCORR_PROFILE_LAUNCH(R, call, kind, map, key, stream, ptsz, grid)                       \
+    do {                                                                                           \
+        nvtxcorr_profile_launch_t pl_;                                                             \
+        nvtxcorr_profile_begin(&pl_, kind, map, (const void *)(key), (const void *)(stream),       \
+                               ptsz);                                                              \
+        R r_ = call;                                                                               \
+        if (nvtxcorr_profile_end(&pl_, r_ != 0))                                                   \
+            nvtxcorr_profile_trace(&pl_, NVTXCORR_PROFILE_GRID grid);                              \
+        return r_;                                                                                 \
+    } while (0)
+
+#endif

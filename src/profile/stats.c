@@ -1,0 +1,386 @@
+/* Profile mode's counters: what a launch is counted under, and the per-thread records.
+ *
+ * A *site* is what a launch is counted under: a kernel (its raw name, as the driver reports
+ * it, with the label the table gave it) or a graph label. A site belongs to a *label* group
+ * (label text and category), except a kernel whose rule said "-". Sites and labels are
+ * interned on a slow path, once per distinct handle, and get small integer ids; each handle
+ * caches its site in a lock-free map like the core's labels (nvtxcorr_profile_sites).
+ *
+ * Each launching thread owns a block of records indexed by site id, allocated in chunks on
+ * first touch. The launch path takes no lock and writes only its own thread's records, so no
+ * cache line is shared between threads; the summary at exit adds the blocks up. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "labels.h"
+
+nvtxcorr_profile_site_t *_Atomic nvtxcorr_prof_sites[PROF_MAX_SITES];
+prof_label_t *_Atomic nvtxcorr_prof_labels[PROF_MAX_SITES];
+_Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
+prof_thread_t *_Atomic nvtxcorr_prof_threads;
+__thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
+
+/* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
+static nvtxcorr_map_t site_maps[3];
+
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_key_t thread_key;
+
+/* ---- interning (under intern_lock) ---- */
+enum { BUCKETS = 8192 };
+typedef struct entry {
+    struct entry *next;
+    char *key;
+    void *value;
+} entry_t;
+static entry_t *site_buckets[BUCKETS], *label_buckets[BUCKETS];
+
+static size_t hash(const char *s)
+{
+    size_t h = 1469598103934665603ull;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+    return h % BUCKETS;
+}
+
+static void *lookup(entry_t **buckets, const char *key)
+{
+    for (entry_t *e = buckets[hash(key)]; e; e = e->next)
+        if (!strcmp(e->key, key)) return e->value;
+    return NULL;
+}
+
+static int remember(entry_t **buckets, const char *key, void *value)
+{
+    entry_t *e = malloc(sizeof *e);
+    if (e == NULL || (e->key = strdup(key)) == NULL) return free(e), -1;
+    size_t b = hash(key);
+    e->value = value;
+    e->next = buckets[b];
+    buckets[b] = e;
+    return 0;
+}
+
+/* "text\x1f" "category": two labels differ when either differs. */
+static char *join(const char *a, const char *b, const char *c)
+{
+    size_t la = strlen(a), lb = b ? strlen(b) : 0, lc = c ? strlen(c) : 0;
+    char *s = malloc(la + lb + lc + 3);
+    if (s == NULL) return NULL;
+    memcpy(s, a, la);
+    s[la] = '\x1f';
+    if (lb) memcpy(s + la + 1, b, lb);
+    s[la + 1 + lb] = '\x1f';
+    if (lc) memcpy(s + la + 2 + lb, c, lc);
+    s[la + 2 + lb + lc] = 0;
+    return s;
+}
+
+static prof_label_t *label_intern(const char *text, const char *category)
+{
+    char *key = join(text, category, NULL);
+    if (key == NULL) return NULL;
+    prof_label_t *l = lookup(label_buckets, key);
+    uint32_t n = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_relaxed);
+    if (l == NULL && n < PROF_MAX_SITES && (l = calloc(1, sizeof *l)) != NULL) {
+        l->id = n;
+        l->text = strdup(text);
+        l->category = category ? strdup(category) : NULL;
+        if (l->text == NULL || (category && l->category == NULL) ||
+            remember(label_buckets, key, l) != 0) {
+            free(l);
+            l = NULL;
+        } else {
+            atomic_store_explicit(&nvtxcorr_prof_labels[n], l, memory_order_release);
+            atomic_store_explicit(&nvtxcorr_prof_label_count, n + 1, memory_order_release);
+        }
+    }
+    free(key);
+    return l;
+}
+
+static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
+                                         const nvtxcorr_range_t *label, prof_label_t *group)
+{
+    uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
+    if (n >= PROF_MAX_SITES) {
+        static int warned;
+        if (!warned++)
+            nvtxcorr_prof_say("warning",
+                              "profile: more than 32767 distinct kernels and graph "
+                              "labels; the others are counted under [other]",
+                              NULL);
+        return atomic_load_explicit(&nvtxcorr_prof_sites[0], memory_order_relaxed);
+    }
+    nvtxcorr_profile_site_t *s = calloc(1, sizeof *s);
+    if (s == NULL) return NULL;
+    s->id = n;
+    s->graph = graph;
+    s->label = label;
+    s->name = strdup(name);
+    s->function = strdup(function);
+    if (s->name == NULL || s->function == NULL) return NULL; /* leaked: out of memory anyway */
+    s->label_id = group ? group->id : PROF_NO_LABEL;
+    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
+        nvtxcorr_prof_trace_prefix(s, group ? group->text : NULL, group ? group->category : NULL);
+    if (group) {
+        s->next_in_label = atomic_load_explicit(&group->first, memory_order_relaxed);
+        atomic_store_explicit(&group->first, s, memory_order_release);
+    }
+    atomic_store_explicit(&nvtxcorr_prof_sites[n], s, memory_order_release);
+    atomic_store_explicit(&nvtxcorr_prof_site_count, n + 1, memory_order_release);
+    return s;
+}
+
+/* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. */
+static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const char *function,
+                                            const nvtxcorr_range_t *label)
+{
+    const char *text = label ? label->text : NULL;
+    const char *category = label ? nvtxcorr_category_name(label->attr.category) : NULL;
+    char *key = join(graph ? "g" : name, text ? text : "\x1e-", category);
+    if (key == NULL) return NULL;
+    pthread_mutex_lock(&intern_lock);
+    nvtxcorr_profile_site_t *s = lookup(site_buckets, key);
+    if (s == NULL) {
+        prof_label_t *group = text ? label_intern(text, category) : NULL;
+        s = site_new(graph, name, function, graph ? NULL : label, group);
+        if (s && s->id != 0 && remember(site_buckets, key, s) != 0) s = NULL;
+    }
+    pthread_mutex_unlock(&intern_lock);
+    free(key);
+    return s;
+}
+
+/* The core's label for a handle, found (and cached by the core) on first sight. */
+static const void *label_value(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map, const void *key)
+{
+    const void *v = nvtxcorr_map_get(map, key);
+    if (v) return v;
+    switch (kind) {
+    case NVTXCORR_PROFILE_FUNCTION:
+        return nvtxcorr_function_label_slow(key);
+    case NVTXCORR_PROFILE_HOST:
+        return nvtxcorr_host_label_slow(key);
+    default:
+        return nvtxcorr_graph_label_slow(key);
+    }
+}
+
+typedef struct site_job {
+    nvtxcorr_profile_kind_t kind;
+    nvtxcorr_map_t *map;
+    const void *key;
+    nvtxcorr_profile_site_t *site;
+} site_job_t;
+
+static void site_slow_here(void *arg)
+{
+    site_job_t *job = arg;
+    nvtxcorr_profile_kind_t kind = job->kind;
+    const void *key = job->key;
+    const void *v = label_value(kind, job->map, key);
+    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
+    int skip = ((uintptr_t)v & 1) != 0;
+    nvtxcorr_profile_site_t *s;
+    if (kind == NVTXCORR_PROFILE_GRAPH) {
+        const char *text = l ? l->text : "graph#?";
+        s = site_intern(1, skip ? "-" : text, skip ? "-" : text, skip ? NULL : l);
+    } else {
+        char raw[1024], storage[3 * 1024];
+        nvtxcorr_kernel_names_t names;
+        int named = key && (kind == NVTXCORR_PROFILE_HOST
+                                ? nvtxcorr_host_name(key, raw, sizeof raw)
+                                : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
+        if (!named) snprintf(raw, sizeof raw, "unknown_kernel");
+        nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
+        /* A label that could not be made (out of memory) still counts under the kernel's
+         * default label text. */
+        s = site_intern(0, raw, names.function, skip ? NULL : l);
+    }
+    /* Cached only when the core cached the label too: an exec never seen instantiated is
+     * looked up again, so its later instantiation wins (as in graphs.c). */
+    if (s && key && nvtxcorr_map_get(job->map, key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, s);
+    job->site = s;
+}
+
+/* First launch of a handle in profile mode: naming and demangling are deep, so this runs on
+ * the slow-path stack, as the core's own first-launch work does. */
+static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map,
+                                          const void *key)
+{
+    site_job_t job = {kind, map, key, NULL};
+    nvtxcorr_on_slow_stack(site_slow_here, &job);
+    return job.site;
+}
+
+void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key)
+{
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE &&
+        nvtxcorr_map_get(&site_maps[kind], key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, NULL);
+}
+
+void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind)
+{
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE)
+        nvtxcorr_map_clear_values(&site_maps[kind]);
+}
+
+/* ---- per-thread blocks ---- */
+static void thread_exit(void *arg)
+{
+    prof_thread_t *t = arg;
+    nvtxcorr_prof_trace_flush_own(t);
+    pthread_mutex_lock(&threads_lock);
+    t->retired = 1;
+    pthread_mutex_unlock(&threads_lock);
+    nvtxcorr_prof_self = NULL;
+}
+
+prof_thread_t *nvtxcorr_prof_thread_attach(void)
+{
+    prof_thread_t *t;
+    pthread_mutex_lock(&threads_lock);
+    for (t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t; t = t->next)
+        if (t->retired) break;
+    if (t) {
+        t->retired = 0;
+    } else if ((t = calloc(1, sizeof *t)) != NULL) {
+        t->next = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed);
+        atomic_store_explicit(&nvtxcorr_prof_threads, t, memory_order_release);
+    }
+    pthread_mutex_unlock(&threads_lock);
+    if (t == NULL) return NULL;
+    t->tid = (unsigned)syscall(SYS_gettid);
+    t->where_pid = 0; /* the trace's per-thread prefix names the new owner */
+    if (t->trace_buf == NULL && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
+        t->trace_buf = malloc(PROF_TRACE_BUF);
+    pthread_setspecific(thread_key, t);
+    nvtxcorr_prof_self = t;
+    return t;
+}
+
+static prof_record_t *chunk_new(prof_thread_t *t, uint32_t id)
+{
+    prof_record_t *c = calloc(PROF_CHUNK, sizeof *c);
+    if (c) atomic_store_explicit(&t->chunks[id / PROF_CHUNK], c, memory_order_release);
+    return c;
+}
+
+#define BUMP(field, by)                                                                            \
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (by),   \
+                          memory_order_relaxed)
+
+static void record(const nvtxcorr_profile_launch_t *pl, int failed)
+{
+    prof_thread_t *t = nvtxcorr_prof_self;
+    if (NVTXCORR_UNLIKELY(t == NULL) && (t = nvtxcorr_prof_thread_attach()) == NULL) return;
+    uint32_t id = pl->site->id;
+    prof_record_t *c = atomic_load_explicit(&t->chunks[id / PROF_CHUNK], memory_order_relaxed);
+    if (NVTXCORR_UNLIKELY(c == NULL) && (c = chunk_new(t, id)) == NULL) return;
+    prof_record_t *r = &c[id % PROF_CHUNK];
+    if (pl->capturing) { /* recorded into a graph, not run: counted apart, not timed */
+        BUMP(r->capture, 1);
+        return;
+    }
+    uint64_t ns = pl->ns, n = atomic_load_explicit(&r->launches, memory_order_relaxed);
+    atomic_store_explicit(&r->launches, n + 1, memory_order_relaxed);
+    if (failed) BUMP(r->errors, 1);
+    BUMP(r->total_ns, ns);
+    if (n == 0 || ns < atomic_load_explicit(&r->min_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->min_ns, ns, memory_order_relaxed);
+    if (ns > atomic_load_explicit(&r->max_ns, memory_order_relaxed))
+        atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
+    BUMP(r->hist[prof_bucket(ns)], 1);
+}
+
+/* ---- the launch path ---- */
+void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
+                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
+{
+    nvtxcorr_thread.depth++;
+    nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
+    if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
+    pl->site = s;
+    pl->stream = stream;
+    pl->pushed = 0;
+    pl->capturing = 0;
+    if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
+        pl->capturing = nvtxcorr_capture_active(stream, ptsz);
+    if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
+        const nvtxcorr_range_t *l;
+        if (kind == NVTXCORR_PROFILE_GRAPH) { /* graph labels are owned per exec: ask the core */
+            const void *v = nvtxcorr_map_get(map, key);
+            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_range_of(v))
+                  : nvtxcorr_range_of(nvtxcorr_graph_label_slow(key));
+        } else {
+            l = s ? s->label : NULL;
+        }
+        if (l && pl->capturing) l = nvtxcorr_capture_adjust(l, stream, ptsz);
+        if (l) {
+            nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
+            pl->pushed = 1;
+        }
+    }
+    pl->start = prof_now();
+}
+
+int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
+{
+    uint64_t end = prof_now();
+    if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
+    pl->ns = prof_ticks_ns(end - pl->start);
+    if (NVTXCORR_LIKELY(pl->site != NULL)) record(pl, failed);
+    nvtxcorr_thread.depth--;
+    return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
+}
+
+/* ---- start-up and fork ---- */
+static void after_fork_in_child(void)
+{
+    pthread_mutex_init(&intern_lock, NULL);
+    pthread_mutex_init(&threads_lock, NULL);
+    nvtxcorr_prof_stats_after_fork();
+    nvtxcorr_prof_trace_after_fork();
+    nvtxcorr_prof_process_reset();
+}
+
+/* The child keeps the sites (names) but none of the parent's counts: every block is zeroed,
+ * and all but the forking thread's are retired for reuse. */
+void nvtxcorr_prof_stats_after_fork(void)
+{
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
+         t = t->next) {
+        for (size_t i = 0; i < PROF_MAX_SITES / PROF_CHUNK; i++) {
+            prof_record_t *c = atomic_load_explicit(&t->chunks[i], memory_order_relaxed);
+            if (c) memset(c, 0, PROF_CHUNK * sizeof *c);
+        }
+        t->retired = t != nvtxcorr_prof_self;
+        atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->busy, 0, memory_order_relaxed);
+    }
+}
+
+int nvtxcorr_profile_init(void)
+{
+    if (pthread_key_create(&thread_key, thread_exit) != 0) return -1;
+    nvtxcorr_prof_clock_init();
+    nvtxcorr_prof_process_reset();
+    if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
+        return -1;
+    /* Site 0: where launches go once PROF_MAX_SITES distinct sites exist. */
+    pthread_mutex_lock(&intern_lock);
+    site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
+    pthread_mutex_unlock(&intern_lock);
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+    nvtxcorr_prof_exit_init();
+    return 0;
+}

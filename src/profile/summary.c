@@ -1,0 +1,521 @@
+/* The per-process summary, written once at exit (exit.c): per label and per kernel, the
+ * launch counts and the CPU time spent inside launch calls. Format by the path's extension:
+ * .json (the stable interface, docs/profile.md), .csv, anything else a text table sorted by
+ * time. The file is created with O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or a symlink is
+ * never overwritten or followed. When the file cannot be created the text table goes to
+ * stderr instead, after one line saying why, so nothing is lost.
+ *
+ * Everything here may run in a signal handler: records are read with relaxed loads while
+ * other threads may still be launching (a count read a moment early is fine), nothing is
+ * allocated (the tables below are static) and no lock is taken. */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+typedef struct agg {
+    uint64_t launches, graph_launches, errors, capture, total, min, max, p50, p99;
+    uint64_t hist[PROF_BUCKETS];
+} agg_t;
+
+typedef struct summary {
+    uint64_t launches, graph_launches, errors, capture, total, min, max, p50, p99;
+} summary_t;
+
+static summary_t label_sum[PROF_MAX_SITES], site_sum[PROF_MAX_SITES];
+static uint32_t order[PROF_MAX_SITES];
+static agg_t scratch;
+static prof_out_t out;
+static char cmdline[32768];
+
+uint64_t nvtxcorr_prof_bucket_low(unsigned b)
+{
+    if (b < PROF_EXACT) return b;
+    unsigned o = 3 + (b - PROF_EXACT) / PROF_SUB, s = (b - PROF_EXACT) % PROF_SUB;
+    return (1ull << o) + (uint64_t)s * (1ull << (o - 2));
+}
+
+/* A percentile from the histogram: the midpoint of the bucket that holds it, kept within the
+ * record's exact min and max. */
+static uint64_t percentile(const agg_t *a, uint64_t per_mille)
+{
+    if (a->launches == 0) return 0;
+    uint64_t want = (a->launches * per_mille + 999) / 1000, seen = 0;
+    for (unsigned b = 0; b < PROF_BUCKETS; b++) {
+        seen += a->hist[b];
+        if (seen >= want && a->hist[b]) {
+            uint64_t lo = nvtxcorr_prof_bucket_low(b);
+            uint64_t hi = b + 1 < PROF_BUCKETS ? nvtxcorr_prof_bucket_low(b + 1) : a->max + 1;
+            uint64_t v = b < PROF_EXACT ? lo : lo + (hi - lo) / 2;
+            return v < a->min ? a->min : v > a->max ? a->max : v;
+        }
+    }
+    return a->max;
+}
+
+static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
+{
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
+         t = t->next) {
+        prof_record_t *c =
+            atomic_load_explicit(&t->chunks[s->id / PROF_CHUNK], memory_order_acquire);
+        if (c == NULL) continue;
+        prof_record_t *r = &c[s->id % PROF_CHUNK];
+        uint64_t n = atomic_load_explicit(&r->launches, memory_order_relaxed);
+        a->capture += atomic_load_explicit(&r->capture, memory_order_relaxed);
+        if (n == 0) continue;
+        uint64_t mn = atomic_load_explicit(&r->min_ns, memory_order_relaxed);
+        uint64_t mx = atomic_load_explicit(&r->max_ns, memory_order_relaxed);
+        if (a->launches == 0 || mn < a->min) a->min = mn;
+        if (mx > a->max) a->max = mx;
+        a->launches += n;
+        if (s->graph) a->graph_launches += n;
+        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed);
+        a->total += atomic_load_explicit(&r->total_ns, memory_order_relaxed);
+        for (unsigned b = 0; b < PROF_BUCKETS; b++)
+            a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
+    }
+}
+
+static void finish_agg(agg_t *a, summary_t *s)
+{
+    a->p50 = percentile(a, 500);
+    a->p99 = percentile(a, 990);
+    if (s)
+        *s = (summary_t){
+            a->launches, a->graph_launches, a->errors, a->capture, a->total, a->min, a->max, a->p50,
+            a->p99};
+}
+
+static void aggregate_label(const prof_label_t *l, uint32_t nsites, agg_t *a)
+{
+    memset(a, 0, sizeof *a);
+    for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
+         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed))
+        if (s->id < nsites) add_site(a, s);
+    finish_agg(a, NULL);
+}
+
+static void aggregate_site(const nvtxcorr_profile_site_t *s, agg_t *a)
+{
+    memset(a, 0, sizeof *a);
+    add_site(a, s);
+    finish_agg(a, NULL);
+}
+
+/* ---- ordering: by CPU time, then by name; heapsort (qsort may allocate) ---- */
+static const summary_t *sort_sums;
+static const char *sort_name(uint32_t i, int labels)
+{
+    if (labels) return atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_relaxed)->text;
+    return atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_relaxed)->name;
+}
+static int sort_labels;
+static int before(uint32_t a, uint32_t b) /* a sorts before b */
+{
+    if (sort_sums[a].total != sort_sums[b].total) return sort_sums[a].total > sort_sums[b].total;
+    if (sort_sums[a].launches != sort_sums[b].launches)
+        return sort_sums[a].launches > sort_sums[b].launches;
+    int d = strcmp(sort_name(a, sort_labels), sort_name(b, sort_labels));
+    return d != 0 ? d < 0 : a < b;
+}
+static void sift(uint32_t *v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && before(v[c], v[c + 1])) c++;
+        if (!before(v[i], v[c])) return;
+        uint32_t t = v[i];
+        v[i] = v[c], v[c] = t, i = c;
+    }
+}
+static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
+{
+    sort_sums = sums, sort_labels = labels;
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t t = v[0];
+        v[0] = v[end], v[end] = t;
+        sift(v, 0, end);
+    }
+}
+
+/* ---- the three formats ---- */
+typedef struct totals {
+    uint64_t launches, graph_launches, errors, capture, total, skipped;
+} totals_t;
+
+static void json_counters(const agg_t *a)
+{
+    static const char *const keys[] = {
+        "\"launches\": ",           ", \"graph_launches\": ", ", \"errors\": ",
+        ", \"capture_launches\": ", ", \"cpu_ns\": ",         ", \"cpu_min_ns\": ",
+        ", \"cpu_max_ns\": ",       ", \"cpu_mean_ns\": ",    ", \"cpu_p50_ns\": ",
+        ", \"cpu_p99_ns\": "};
+    uint64_t vals[] = {a->launches, a->graph_launches,
+                       a->errors,   a->capture,
+                       a->total,    a->launches ? a->min : 0,
+                       a->max,      a->launches ? a->total / a->launches : 0,
+                       a->p50,      a->p99};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        nvtxcorr_out_str(&out, keys[i]);
+        nvtxcorr_out_u64(&out, vals[i]);
+    }
+    nvtxcorr_out_str(&out, ", \"gpu_ns\": null, \"cpu_histogram\": [");
+    int first = 1;
+    for (unsigned b = 0; b < PROF_BUCKETS; b++)
+        if (a->hist[b]) {
+            nvtxcorr_out_str(&out, first ? "[" : ", [");
+            nvtxcorr_out_u64(&out, b);
+            nvtxcorr_out_str(&out, ", ");
+            nvtxcorr_out_u64(&out, a->hist[b]);
+            nvtxcorr_out_str(&out, "]");
+            first = 0;
+        }
+    nvtxcorr_out_str(&out, "]}");
+}
+
+static void json_command(void)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cmdline, sizeof cmdline - 1) : -1;
+    if (fd >= 0) close(fd);
+    nvtxcorr_out_str(&out, "[");
+    for (ssize_t i = 0; n > 0 && i < n;) {
+        cmdline[n] = 0;
+        if (i) nvtxcorr_out_str(&out, ", ");
+        nvtxcorr_out_json(&out, cmdline + i);
+        i += (ssize_t)strlen(cmdline + i) + 1;
+    }
+    nvtxcorr_out_str(&out, "]");
+}
+
+static const char *label_category(uint32_t label_id)
+{
+    return label_id == PROF_NO_LABEL
+               ? NULL
+               : atomic_load_explicit(&nvtxcorr_prof_labels[label_id], memory_order_relaxed)
+                     ->category;
+}
+static const char *label_text(uint32_t label_id)
+{
+    return label_id == PROF_NO_LABEL
+               ? NULL
+               : atomic_load_explicit(&nvtxcorr_prof_labels[label_id], memory_order_relaxed)->text;
+}
+
+static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsites,
+                       const totals_t *tot, uint64_t end_ns)
+{
+    static struct utsname u;
+    nvtxcorr_out_str(&out, "{\"nvtxcorr_profile\": 1, \"pid\": ");
+    nvtxcorr_out_u64(&out, (uint64_t)nvtxcorr_prof_process.pid);
+    nvtxcorr_out_str(&out, ", \"host\": ");
+    nvtxcorr_out_json(&out, uname(&u) == 0 ? u.nodename : NULL);
+    nvtxcorr_out_str(&out, ",\n \"command\": ");
+    json_command();
+    nvtxcorr_out_str(&out, ",\n \"start_ns\": ");
+    nvtxcorr_out_u64(&out, nvtxcorr_prof_process.start_ns);
+    nvtxcorr_out_str(&out, ", \"end_ns\": ");
+    nvtxcorr_out_u64(&out, end_ns);
+    nvtxcorr_out_str(&out, ", \"clock\": ");
+    nvtxcorr_out_json(&out, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
+    nvtxcorr_out_str(&out, ", \"gpu_time\": false,\n \"histogram\": {\"exact_below_ns\": ");
+    nvtxcorr_out_u64(&out, PROF_EXACT);
+    nvtxcorr_out_str(&out, ", \"sub_buckets\": ");
+    nvtxcorr_out_u64(&out, PROF_SUB);
+    nvtxcorr_out_str(&out, ", \"buckets\": ");
+    nvtxcorr_out_u64(&out, PROF_BUCKETS);
+    nvtxcorr_out_str(&out, "},\n \"totals\": {\"launches\": ");
+    nvtxcorr_out_u64(&out, tot->launches);
+    nvtxcorr_out_str(&out, ", \"graph_launches\": ");
+    nvtxcorr_out_u64(&out, tot->graph_launches);
+    nvtxcorr_out_str(&out, ", \"errors\": ");
+    nvtxcorr_out_u64(&out, tot->errors);
+    nvtxcorr_out_str(&out, ", \"capture_launches\": ");
+    nvtxcorr_out_u64(&out, tot->capture);
+    nvtxcorr_out_str(&out, ", \"cpu_ns\": ");
+    nvtxcorr_out_u64(&out, tot->total);
+    nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
+    nvtxcorr_out_u64(&out, tot->skipped);
+    nvtxcorr_out_str(&out, "},\n \"labels\": [");
+    for (uint32_t i = 0; i < nl; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
+        aggregate_label(l, nsites, &scratch);
+        nvtxcorr_out_str(&out, i ? ",\n  {\"label\": " : "\n  {\"label\": ");
+        nvtxcorr_out_json(&out, l->text);
+        nvtxcorr_out_str(&out, ", \"category\": ");
+        nvtxcorr_out_json(&out, l->category);
+        nvtxcorr_out_str(&out, ", ");
+        json_counters(&scratch);
+    }
+    (void)nlabels;
+    nvtxcorr_out_str(&out, "],\n \"kernels\": [");
+    for (uint32_t i = 0; i < nk; i++) {
+        const nvtxcorr_profile_site_t *s = atomic_load_explicit(
+            &nvtxcorr_prof_sites[order[PROF_MAX_SITES - 1 - i]], memory_order_relaxed);
+        aggregate_site(s, &scratch);
+        nvtxcorr_out_str(&out, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
+        nvtxcorr_out_json(&out, s->name);
+        nvtxcorr_out_str(&out, ", \"function\": ");
+        nvtxcorr_out_json(&out, s->function);
+        nvtxcorr_out_str(&out, ", \"label\": ");
+        nvtxcorr_out_json(&out, label_text(s->label_id));
+        nvtxcorr_out_str(&out, ", \"category\": ");
+        nvtxcorr_out_json(&out, label_category(s->label_id));
+        nvtxcorr_out_str(&out, ", ");
+        json_counters(&scratch);
+    }
+    nvtxcorr_out_str(&out, "]}\n");
+}
+
+static void csv_row(const char *section, const char *label, const char *category, const char *name,
+                    const char *function, const summary_t *s)
+{
+    nvtxcorr_out_str(&out, section);
+    const char *text[] = {label, category, name, function};
+    for (int i = 0; i < 4; i++) {
+        nvtxcorr_out_str(&out, ",");
+        nvtxcorr_out_csv(&out, text[i]);
+    }
+    uint64_t vals[] = {s->launches, s->graph_launches,
+                       s->errors,   s->capture,
+                       s->total,    s->launches ? s->min : 0,
+                       s->max,      s->launches ? s->total / s->launches : 0,
+                       s->p50,      s->p99};
+    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
+        nvtxcorr_out_str(&out, ",");
+        nvtxcorr_out_u64(&out, vals[i]);
+    }
+    nvtxcorr_out_str(&out, ",\n");
+}
+
+static void write_csv(uint32_t nl, uint32_t nk)
+{
+    nvtxcorr_out_str(&out, "section,label,category,name,function,launches,graph_launches,errors,"
+                           "capture_launches,cpu_ns,cpu_min_ns,cpu_max_ns,cpu_mean_ns,"
+                           "cpu_p50_ns,cpu_p99_ns,gpu_ns\n");
+    for (uint32_t i = 0; i < nl; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
+        csv_row("label", l->text, l->category, NULL, NULL, &label_sum[order[i]]);
+    }
+    for (uint32_t i = 0; i < nk; i++) {
+        uint32_t id = order[PROF_MAX_SITES - 1 - i];
+        const nvtxcorr_profile_site_t *s =
+            atomic_load_explicit(&nvtxcorr_prof_sites[id], memory_order_relaxed);
+        csv_row("kernel", label_text(s->label_id), label_category(s->label_id), s->name,
+                s->function, &site_sum[id]);
+    }
+}
+
+/* ---- text: at most 100 columns ---- */
+static void pad(const char *s, size_t width, int right)
+{
+    size_t cols = 0, cut = 0, bytes = strlen(s);
+    for (size_t i = 0; i < bytes; i++) /* columns are UTF-8 code points */
+        if (((unsigned char)s[i] & 0xC0) != 0x80) {
+            if (cols == width - 3) cut = i;
+            cols++;
+        }
+    if (cols > width) { /* keep the start, mark the cut */
+        nvtxcorr_out_mem(&out, s, cut);
+        nvtxcorr_out_str(&out, "...");
+        return;
+    }
+    for (size_t i = cols; right && i < width; i++)
+        nvtxcorr_out_str(&out, " ");
+    nvtxcorr_out_mem(&out, s, bytes);
+    for (size_t i = cols; !right && i < width; i++)
+        nvtxcorr_out_str(&out, " ");
+}
+
+/* 3 significant digits: "812 ns", "4.07 us", "12.3 ms", "1.50 s". */
+static void fmt_time(char *buf, uint64_t ns)
+{
+    static const char *const units[] = {" ns", " us", " ms", " s"};
+    uint64_t scale = 1;
+    int u = 0;
+    while (u < 3 && ns >= scale * 1000)
+        scale *= 1000, u++;
+    size_t n;
+    if (u == 0) {
+        n = nvtxcorr_fmt_u64(buf, ns);
+    } else {
+        uint64_t hundredths = (ns * 100 + scale / 2) / scale; /* x.yz */
+        if (hundredths >= 100000 && u < 3) {
+            scale *= 1000, u++;
+            hundredths = (ns * 100 + scale / 2) / scale;
+        }
+        int decimals = hundredths < 1000 ? 2 : hundredths < 10000 ? 1 : 0;
+        uint64_t v = decimals == 2   ? hundredths
+                     : decimals == 1 ? (hundredths + 5) / 10
+                                     : (hundredths + 50) / 100;
+        uint64_t div = decimals == 2 ? 100 : decimals == 1 ? 10 : 1;
+        n = nvtxcorr_fmt_u64(buf, v / div);
+        if (decimals) {
+            buf[n++] = '.';
+            uint64_t frac = v % div;
+            if (decimals == 2 && frac < 10) buf[n++] = '0';
+            n += nvtxcorr_fmt_u64(buf + n, frac);
+        }
+    }
+    strcpy(buf + n, units[u]);
+}
+
+static void cell_time(uint64_t ns, size_t width)
+{
+    char buf[32];
+    fmt_time(buf, ns);
+    nvtxcorr_out_str(&out, " ");
+    pad(buf, width, 1);
+}
+
+static void cell_u64(uint64_t v, size_t width)
+{
+    char buf[24];
+    buf[nvtxcorr_fmt_u64(buf, v)] = 0;
+    nvtxcorr_out_str(&out, " ");
+    pad(buf, width, 1);
+}
+
+static void cell_share(uint64_t part, uint64_t whole, size_t width)
+{
+    char buf[16];
+    uint64_t tenths = whole ? (part * 1000 + whole / 2) / whole : 0;
+    size_t n = nvtxcorr_fmt_u64(buf, tenths / 10);
+    buf[n++] = '.';
+    n += nvtxcorr_fmt_u64(buf + n, tenths % 10);
+    buf[n++] = '%';
+    buf[n] = 0;
+    nvtxcorr_out_str(&out, " ");
+    pad(buf, width, 1);
+}
+
+static void write_text(uint32_t nl, const totals_t *tot)
+{
+    char t[32];
+    nvtxcorr_out_str(&out, "nvtxcorr: profile of pid ");
+    nvtxcorr_out_u64(&out, (uint64_t)nvtxcorr_prof_process.pid);
+    nvtxcorr_out_str(&out, ": ");
+    nvtxcorr_out_u64(&out, tot->launches);
+    nvtxcorr_out_str(&out, " launches (");
+    nvtxcorr_out_u64(&out, tot->graph_launches);
+    nvtxcorr_out_str(&out, " graph), ");
+    nvtxcorr_out_u64(&out, tot->errors);
+    nvtxcorr_out_str(&out, " errors, ");
+    fmt_time(t, tot->total);
+    nvtxcorr_out_str(&out, t);
+    nvtxcorr_out_str(&out, " CPU in launch calls\n");
+    nvtxcorr_out_str(&out, "label                        category     launches  share     total"
+                           "     mean      p50      p99\n");
+    for (uint32_t i = 0; i < nl; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
+        const summary_t *s = &label_sum[order[i]];
+        if (s->launches == 0) continue;
+        pad(l->text, 28, 0);
+        nvtxcorr_out_str(&out, " ");
+        pad(l->category ? l->category : "-", 11, 0);
+        cell_u64(s->launches, 9);
+        cell_share(s->total, tot->total, 6);
+        cell_time(s->total, 9);
+        cell_time(s->total / s->launches, 8);
+        cell_time(s->p50, 8);
+        cell_time(s->p99, 8);
+        nvtxcorr_out_str(&out, "\n");
+    }
+    if (tot->skipped) {
+        nvtxcorr_out_u64(&out, tot->skipped);
+        nvtxcorr_out_str(&out, " launches of kernels whose rule says \"-\" are in no label "
+                               "(see the kernels list)\n");
+    }
+    if (tot->capture) {
+        nvtxcorr_out_u64(&out, tot->capture);
+        nvtxcorr_out_str(&out,
+                         " launches made during stream capture (recorded, not run) not counted\n");
+    }
+}
+
+typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } format_t;
+
+static format_t format_of(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 5 && !strcmp(path + n - 5, ".json")) return FORMAT_JSON;
+    if (n >= 4 && !strcmp(path + n - 4, ".csv")) return FORMAT_CSV;
+    return FORMAT_TEXT;
+}
+
+void nvtxcorr_prof_summary_write(void)
+{
+    uint64_t end_ns = nvtxcorr_prof_realtime_ns();
+    uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
+    uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
+    totals_t tot = {0};
+    /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
+    uint32_t nl = 0, nk = 0;
+    for (uint32_t i = 0; i < nlabels; i++) {
+        prof_label_t *l = atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
+        aggregate_label(l, nsites, &scratch);
+        finish_agg(&scratch, &label_sum[i]);
+        if (scratch.launches || scratch.capture) order[nl++] = i;
+    }
+    static uint32_t kernels[PROF_MAX_SITES];
+    for (uint32_t i = 0; i < nsites; i++) {
+        nvtxcorr_profile_site_t *s =
+            atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
+        aggregate_site(s, &scratch);
+        finish_agg(&scratch, &site_sum[i]);
+        tot.launches += scratch.launches;
+        tot.graph_launches += scratch.graph_launches;
+        tot.errors += scratch.errors;
+        tot.capture += scratch.capture;
+        tot.total += scratch.total;
+        if (s->label_id == PROF_NO_LABEL) tot.skipped += scratch.launches;
+        if (!s->graph && (scratch.launches || scratch.capture)) kernels[nk++] = i;
+    }
+    sort(order, nl, label_sum, 1);
+    sort(kernels, nk, site_sum, 0);
+    for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */
+        order[PROF_MAX_SITES - 1 - i] = kernels[i];
+
+    const char *path = nvtxcorr_prof_process.profile_path;
+    format_t format = format_of(path);
+    out.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    out.failed = 0;
+    out.len = 0;
+    if (out.fd < 0) {
+        int err = errno;
+        nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
+                          err == EEXIST ? "; not overwritten, summary printed to stderr instead"
+                                        : "; summary printed to stderr instead",
+                          NULL);
+        out.fd = STDERR_FILENO;
+        format = FORMAT_TEXT;
+    }
+    if (format == FORMAT_JSON)
+        write_json(nl, nlabels, nk, nsites, &tot, end_ns);
+    else if (format == FORMAT_CSV)
+        write_csv(nl, nk);
+    else
+        write_text(nl, &tot);
+    nvtxcorr_out_flush(&out);
+    if (out.fd != STDERR_FILENO) {
+        if (out.failed) {
+            nvtxcorr_prof_say("error", path, ": write failed; summary printed to stderr instead",
+                              NULL);
+            out.fd = STDERR_FILENO;
+            out.failed = 0;
+            write_text(nl, &tot);
+            nvtxcorr_out_flush(&out);
+        }
+        close(out.fd);
+    }
+}

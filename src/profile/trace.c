@@ -1,0 +1,318 @@
+/* Trace mode (NVTXCORR_TRACE): a Chrome trace-event file (Perfetto, chrome://tracing), one
+ * complete ("X") event per launch on its thread, an instant event per graph instantiation or
+ * update. Times in microseconds from the start of profile mode.
+ *
+ * Streamed with bounded memory: each thread formats its events into its own 64 KiB buffer,
+ * written to the file (one write(2), O_APPEND) when it fills, when the thread exits and at
+ * process exit. The file is JSON's array format, which trace viewers accept unterminated:
+ * it starts "[" and a metadata event, and each event is written as ",\n{...}", so a file cut
+ * short by SIGKILL is a valid prefix (append "]" to read it as strict JSON). NVTXCORR_TRACE_MAX_MB
+ * caps the file; past it recording stops, with one warning.
+ *
+ * Each buffer has a tiny lock (`busy`) between its owner writing it out and the exit path
+ * writing it out; the owner appends events without it, past `committed`, which only it moves
+ * forward (release) and only it resets (under the lock). A forked child opens its own file
+ * (name it with %p) at its first write, so a child that only execs leaves no file. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Appends a string literal at p + n. */
+#define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
+
+_Atomic int nvtxcorr_prof_tracing;
+static int trace_fd = -1;
+static _Atomic int open_state; /* 0 to open, 1 opening, 2 open, 3 failed */
+static _Atomic uint64_t trace_written;
+static _Atomic int trace_closed, cap_warned;
+static uint64_t trace_cap;
+
+int nvtxcorr_profile_tracing(void)
+{
+    return atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
+}
+
+static int lock_buffer(prof_thread_t *t, long tries)
+{
+    for (long i = 0; i < tries; i++) {
+        if (!atomic_exchange_explicit(&t->busy, 1, memory_order_acquire)) return 1;
+        if (i > 64) sched_yield();
+    }
+    return 0;
+}
+static void unlock_buffer(prof_thread_t *t)
+{
+    atomic_store_explicit(&t->busy, 0, memory_order_release);
+}
+
+static int write_all(const char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(trace_fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Creates the file and writes its head: "[" and a process_name metadata event. */
+static int open_file(void)
+{
+    const char *path = nvtxcorr_prof_process.trace_path;
+    trace_fd =
+        path[0] ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644)
+                : -1;
+    if (trace_fd < 0) {
+        nvtxcorr_prof_say(
+            "error", path, ": ", nvtxcorr_prof_strerror(errno),
+            errno == EEXIST ? "; not overwritten, no trace recorded" : "; no trace recorded", NULL);
+        return -1;
+    }
+    char p[PROF_TRACE_PAGE], num[24];
+    size_t n = 0, k = nvtxcorr_fmt_u64(num, (uint64_t)nvtxcorr_prof_process.pid);
+    PUT("[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+    memcpy(p + n, num, k), n += k;
+    PUT(",\"tid\":0,\"args\":{\"name\":\"nvtxcorr pid ");
+    memcpy(p + n, num, k), n += k;
+    PUT("\"}}");
+    memset(p + n, ' ', sizeof p - n); /* events start on a page boundary (reserve) */
+    n = sizeof p;
+    atomic_store(&trace_written, n); /* the head counts against the cap too */
+    return write_all(p, n);
+}
+
+static int ensure_open(void)
+{
+    int s = atomic_load_explicit(&open_state, memory_order_acquire);
+    if (s == 2) return 0;
+    int expected = 0;
+    if (s == 0 && atomic_compare_exchange_strong(&open_state, &expected, 1)) {
+        int ok = open_file() == 0;
+        atomic_store_explicit(&open_state, ok ? 2 : 3, memory_order_release);
+        if (!ok) atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+        return ok ? 0 : -1;
+    }
+    for (int i = 0; i < 100000 && atomic_load(&open_state) == 1; i++)
+        sched_yield();
+    return atomic_load(&open_state) == 2 ? 0 : -1;
+}
+
+/* Writes one buffer's events; past the cap, stops recording instead. */
+static void emit(const char *buf, size_t len)
+{
+    if (len == 0 || ensure_open() != 0) return;
+    uint64_t before = atomic_fetch_add(&trace_written, len);
+    if (before + len > trace_cap) {
+        atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+        if (!atomic_exchange(&cap_warned, 1)) {
+            char mb[24];
+            mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
+            nvtxcorr_prof_say("warning", nvtxcorr_prof_process.trace_path,
+                              ": trace reached NVTXCORR_TRACE_MAX_MB=", mb,
+                              " MiB; recording stopped", NULL);
+        }
+        return;
+    }
+    write_all(buf, len);
+}
+
+/* Blanks up to the next page boundary of the buffer (whitespace between JSON values). */
+static size_t pad_to_page(char *buf, size_t at)
+{
+    size_t end = (at + PROF_TRACE_PAGE - 1) / PROF_TRACE_PAGE * PROF_TRACE_PAGE;
+    memset(buf + at, ' ', end - at);
+    return end;
+}
+
+/* A buffer's events, in whole pages (the last one padded with blanks). Caller holds `busy`;
+ * the owner may be appending past `committed` meanwhile, so only up to it is touched. */
+static void emit_buffer(prof_thread_t *t)
+{
+    size_t len = atomic_load_explicit(&t->committed, memory_order_acquire);
+    if (len == 0) return;
+    size_t end = pad_to_page(t->trace_buf, len);
+    if (end != len) atomic_store_explicit(&t->committed, end, memory_order_release);
+    emit(t->trace_buf, end);
+}
+
+void nvtxcorr_prof_trace_flush_own(prof_thread_t *t)
+{
+    if (t == NULL || t->trace_buf == NULL) return;
+    if (!lock_buffer(t, 1000000)) return;
+    if (!atomic_load(&trace_closed)) emit_buffer(t);
+    atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
+    unlock_buffer(t);
+}
+
+/* Room for `need` more bytes (at most PROF_TRACE_EVENT_MAX) in the calling thread's buffer,
+ * within one page, or NULL. */
+static char *reserve(prof_thread_t **out, size_t need)
+{
+    prof_thread_t *t = nvtxcorr_prof_self;
+    if (t == NULL && (t = nvtxcorr_prof_thread_attach()) == NULL) return NULL;
+    if (t->trace_buf == NULL && (t->trace_buf = malloc(PROF_TRACE_BUF)) == NULL) return NULL;
+    if (need > PROF_TRACE_EVENT_MAX) return NULL;
+    size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    if (at % PROF_TRACE_PAGE + need > PROF_TRACE_PAGE) {
+        at = pad_to_page(t->trace_buf, at);
+        atomic_store_explicit(&t->committed, at, memory_order_release);
+    }
+    if (at + need > PROF_TRACE_BUF) {
+        nvtxcorr_prof_trace_flush_own(t);
+        at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    }
+    *out = t;
+    return t->trace_buf + at;
+}
+
+static void commit(prof_thread_t *t, size_t len)
+{
+    size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    atomic_store_explicit(&t->committed, at + len, memory_order_release);
+}
+
+/* ns as microseconds with three decimals. */
+static size_t fmt_us(char *p, uint64_t ns)
+{
+    size_t n = nvtxcorr_fmt_u64(p, ns / 1000);
+    unsigned f = (unsigned)(ns % 1000);
+    p[n] = '.', p[n + 1] = (char)('0' + f / 100), p[n + 2] = (char)('0' + f / 10 % 10);
+    p[n + 3] = (char)('0' + f % 10);
+    return n + 4;
+}
+
+/* ",\"pid\":P,\"tid\":T,\"ts\":U.UUU"; the constant part is kept per thread. */
+static size_t fmt_where(char *out, prof_thread_t *t, uint64_t ticks)
+{
+    if (t->where_pid != nvtxcorr_prof_process.pid) {
+        char *p = t->where;
+        size_t n = 0;
+        PUT(",\"pid\":");
+        n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
+        PUT(",\"tid\":");
+        n += nvtxcorr_fmt_u64(p + n, t->tid);
+        PUT(",\"ts\":");
+        t->where_len = n;
+        t->where_pid = nvtxcorr_prof_process.pid;
+    }
+    memcpy(out, t->where, t->where_len);
+    return t->where_len +
+           fmt_us(out + t->where_len, prof_ticks_ns(ticks - nvtxcorr_prof_clock.origin));
+}
+
+void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, unsigned gy,
+                            unsigned gz)
+{
+    const nvtxcorr_profile_site_t *s = pl->site;
+    prof_thread_t *t;
+    if (s->trace_prefix == NULL) return;
+    char *p = reserve(&t, s->trace_prefix_len + 256);
+    if (p == NULL) return;
+    size_t n = s->trace_prefix_len;
+    memcpy(p, s->trace_prefix, n);
+    static const char hex[] = "0123456789abcdef";
+    PUT(",\"stream\":\"0x");
+    uint64_t st = (uintptr_t)pl->stream;
+    size_t digits = st ? (size_t)(67 - __builtin_clzll(st)) / 4 : 1;
+    for (size_t i = digits; i-- > 0; st >>= 4)
+        p[n + i] = hex[st & 15];
+    n += digits;
+    p[n++] = '"';
+    if (!s->graph) {
+        PUT(",\"grid\":[");
+        n += nvtxcorr_fmt_u64(p + n, gx);
+        p[n++] = ',';
+        n += nvtxcorr_fmt_u64(p + n, gy);
+        p[n++] = ',';
+        n += nvtxcorr_fmt_u64(p + n, gz);
+        p[n++] = ']';
+    }
+    if (pl->capturing) PUT(",\"capture\":true");
+    p[n++] = '}';
+    n += fmt_where(p + n, t, pl->start);
+    PUT(",\"dur\":");
+    n += fmt_us(p + n, pl->ns);
+    p[n++] = '}';
+    commit(t, n);
+}
+
+void nvtxcorr_profile_graph_event(const char *text)
+{
+    if (!nvtxcorr_profile_tracing()) return;
+    uint64_t now = prof_now();
+    prof_thread_t *t;
+    char *p = reserve(&t, 2048 + 128);
+    if (p == NULL) return;
+    size_t n = 0;
+    PUT(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"graph\",\"name\":\"");
+    n += nvtxcorr_fmt_json(p + n, 2048, text);
+    p[n++] = '"';
+    n += fmt_where(p + n, t, now);
+    p[n++] = '}';
+    commit(t, n);
+}
+
+/* The constant part of a site's events. */
+void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
+{
+    char *p = malloc(3200);
+    if (p == NULL) return;
+    size_t n = 0;
+    PUT(",\n{\"ph\":\"X\",\"name\":\"");
+    n += nvtxcorr_fmt_json(p + n, 1000, label ? label : s->function);
+    PUT("\",\"cat\":\"");
+    n += nvtxcorr_fmt_json(p + n, 100, category ? category : s->graph ? "graph" : "kernel");
+    if (s->graph) {
+        PUT("\",\"args\":{\"graph\":true");
+    } else {
+        PUT("\",\"args\":{\"kernel\":\"");
+        n += nvtxcorr_fmt_json(p + n, 2000, s->name);
+        p[n++] = '"';
+    }
+    s->trace_prefix_len = n;
+    s->trace_prefix = p;
+}
+
+int nvtxcorr_prof_trace_init(void)
+{
+    trace_cap = (uint64_t)nvtxcorr_config.trace_max_mb << 20;
+    if (ensure_open() != 0) return -1;
+    atomic_store(&nvtxcorr_prof_tracing, 1);
+    return 0;
+}
+
+void nvtxcorr_prof_trace_finish(int from_signal)
+{
+    if (atomic_load(&open_state) == 0 && !atomic_load(&nvtxcorr_prof_tracing)) return;
+    atomic_store(&nvtxcorr_prof_tracing, 0);
+    atomic_store(&trace_closed, 1);
+    /* Everything flushed so far, then each thread's pending events. A buffer whose lock is
+     * held (by the thread this signal interrupted) is left out rather than waited for. */
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
+         t = t->next) {
+        if (t->trace_buf == NULL || !lock_buffer(t, from_signal ? 1000 : 1000000)) continue;
+        emit_buffer(t);
+        unlock_buffer(t);
+    }
+    if (atomic_load(&open_state) == 2) {
+        write_all("\n]\n", 3);
+        close(trace_fd);
+    }
+}
+
+void nvtxcorr_prof_trace_after_fork(void)
+{
+    if (atomic_load(&open_state) == 2) close(trace_fd); /* the parent's file stays the parent's */
+    trace_fd = -1;
+    atomic_store(&open_state, 0);
+    atomic_store(&trace_written, 0);
+    atomic_store(&trace_closed, 0);
+    atomic_store(&cap_warned, 0);
+    if (nvtxcorr_config.trace) atomic_store(&nvtxcorr_prof_tracing, 1);
+}

@@ -1,0 +1,141 @@
+/* Scenario program for profile mode (tests/test_profile.py): process lifecycles around
+ * launches. A pure C program linked with the fake libcuda.so.1.
+ *
+ *   fork           parent: add1 x3; child: flash x2, then exit(0); parent then: triton x1
+ *   exit-thread    main: add1 x3; a second thread: flash x2, then exit(7) while main waits
+ *   signal MODE    add1 x5, then SIGTERM to itself. MODE: default (no handler), before (own
+ *                  handler installed before the first CUDA call), after (installed after the
+ *                  first launch); the handler prints "handler ran" and the program returns 0
+ *   threads        8 threads: 4 launch and exit at once, then 4 more start (reusing their
+ *                  records); thread i launches add1 (i+1)*10 times and flash i times
+ *   nolaunch       loads a module and looks up a function, launches nothing
+ *   loop N         N launches of add1; prints peak_rss_kb
+ *   exit-code N    add1 x1, then returns N */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static const char image[] = "FAKEIMAGE\n"
+                            "_Z4add1Pii\n"
+                            "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params\n"
+                            "triton_poi_fused_add_0\n";
+static CUfunction add1, flash, triton;
+static CUstream stream;
+
+static void setup(void)
+{
+    CUmodule mod;
+    CUcontext ctx;
+    CUdevice dev;
+    cuInit(0);
+    cuDeviceGet(&dev, 0);
+    cuDevicePrimaryCtxRetain(&ctx, dev);
+    cuCtxSetCurrent(ctx);
+    cuModuleLoadData(&mod, image);
+    cuModuleGetFunction(&add1, mod, "_Z4add1Pii");
+    cuModuleGetFunction(&flash, mod, "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params");
+    cuModuleGetFunction(&triton, mod, "triton_poi_fused_add_0");
+    cuStreamCreate(&stream, 0);
+}
+
+static void launch(CUfunction f, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
+            printf("launch failed\n");
+}
+
+static void *exiting_thread(void *arg)
+{
+    (void)arg;
+    launch(flash, 2);
+    exit(7);
+}
+
+static volatile sig_atomic_t handled;
+static void handler(int sig)
+{
+    (void)sig;
+    handled = 1;
+    static const char msg[] = "handler ran\n";
+    write(STDOUT_FILENO, msg, sizeof msg - 1);
+}
+
+static void *worker(void *arg)
+{
+    long i = (long)arg;
+    launch(add1, (int)(i + 1) * 10);
+    launch(flash, (int)i);
+    return NULL;
+}
+
+static void print_peak_rss(void)
+{
+    char line[256];
+    FILE *f = fopen("/proc/self/status", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
+    if (f) fclose(f);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "fork";
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (!strcmp(mode, "signal") && argc > 2 && !strcmp(argv[2], "before")) signal(SIGTERM, handler);
+    setup();
+    if (!strcmp(mode, "fork")) {
+        launch(add1, 3);
+        pid_t pid = fork();
+        if (pid == 0) {
+            launch(flash, 2);
+            exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        launch(triton, 1);
+        printf("child %d status %d\n", (int)pid, status);
+    } else if (!strcmp(mode, "exit-thread")) {
+        launch(add1, 3);
+        pthread_t t;
+        pthread_create(&t, NULL, exiting_thread, NULL);
+        for (;;)
+            pause();
+    } else if (!strcmp(mode, "signal")) {
+        launch(add1, 5);
+        if (argc > 2 && !strcmp(argv[2], "after")) signal(SIGTERM, handler);
+        kill(getpid(), SIGTERM);
+        while (!handled)
+            pause();
+        printf("returned\n");
+    } else if (!strcmp(mode, "threads")) {
+        pthread_t t[8];
+        for (long i = 0; i < 4; i++)
+            pthread_create(&t[i], NULL, worker, (void *)i);
+        for (long i = 0; i < 4; i++)
+            pthread_join(t[i], NULL);
+        for (long i = 4; i < 8; i++)
+            pthread_create(&t[i], NULL, worker, (void *)i);
+        for (long i = 4; i < 8; i++)
+            pthread_join(t[i], NULL);
+    } else if (!strcmp(mode, "nolaunch")) {
+        printf("no launch\n");
+    } else if (!strcmp(mode, "loop")) {
+        long n = argc > 2 ? atol(argv[2]) : 1000;
+        for (long i = 0; i < n; i++)
+            cuLaunchKernel(add1, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+        print_peak_rss();
+    } else if (!strcmp(mode, "exit-code")) {
+        launch(add1, 1);
+        return argc > 2 ? atoi(argv[2]) : 0;
+    } else {
+        return 2;
+    }
+    return 0;
+}

@@ -1,0 +1,574 @@
+"""Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE) and the `nvtxcorr stat` / `nvtxcorr report`
+commands: counts per label and per kernel equal what the programs launched, on every entry
+path, with rules, capture and errors; process lifecycles (threads, fork, exit from a thread,
+signals); output paths that must not be written; the trace's shape. No timing is asserted."""
+import csv
+import io
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+
+from harness import ROOT, check, check_balanced, scenario
+
+HOST = socket.gethostname()
+
+
+def profile_run(env, argv, path_name="p.%p.json", extra=None, tool=False, tmp=None):
+    """Runs argv in profile mode; returns (run, {pid: summary}, tmpdir)."""
+    tmp = tmp or tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    e = {"NVTXCORR_PROFILE": os.path.join(tmp, path_name)}
+    e.update(extra or {})
+    run = env.run(argv, tool=tool, env=e)
+    return run, summaries(tmp), tmp
+
+
+def summaries(tmp):
+    out = {}
+    for name in sorted(os.listdir(tmp)):
+        if name.endswith(".json") and not name.startswith("trace"):
+            with open(os.path.join(tmp, name)) as f:
+                d = json.load(f)
+            out[d["pid"]] = d
+    return out
+
+
+def only(sums):
+    check(len(sums) == 1, f"expected one summary, got {len(sums)}")
+    return next(iter(sums.values()))
+
+
+def by_label(d):
+    return {e["label"]: e for e in d["labels"]}
+
+
+def launches(d, key="label"):
+    return {e[key]: e["launches"] for e in (d["labels"] if key == "label" else d["kernels"])}
+
+
+def check_schema(d):
+    for k in ("pid", "host", "command", "start_ns", "end_ns", "gpu_time", "labels", "kernels"):
+        check(k in d, f"summary lacks {k}")
+    check(d["gpu_time"] is False and d["host"] == HOST, f"{d['gpu_time']} {d['host']}")
+    check(d["start_ns"] <= d["end_ns"], "start after end")
+    counters = ("launches", "graph_launches", "errors", "capture_launches", "cpu_ns",
+                "cpu_min_ns", "cpu_max_ns", "cpu_p50_ns", "cpu_p99_ns", "cpu_histogram")
+    for e in d["labels"] + d["kernels"]:
+        for k in counters:
+            check(k in e, f"entry lacks {k}: {e}")
+        check(e["gpu_ns"] is None, "gpu_ns must be null")
+        check(sum(c for _, c in e["cpu_histogram"]) == e["launches"],
+              f"histogram does not add up to launches: {e}")
+        if e["launches"]:
+            check(e["cpu_min_ns"] <= e["cpu_p50_ns"] <= e["cpu_p99_ns"] <= e["cpu_max_ns"],
+                  f"order of min/p50/p99/max: {e}")
+    for e in d["labels"]:
+        check("label" in e and "category" in e, f"label entry: {e}")
+    for e in d["kernels"]:
+        check(all(k in e for k in ("name", "function", "label")), f"kernel entry: {e}")
+
+
+@scenario
+def test_profile_driver_paths(env):
+    """Every driver path, no NVTX tool: counts per label and per raw kernel name."""
+    for mode, add1 in (("direct", 2), ("dlsym", 2), ("procaddr", 3)):
+        run, sums, _ = profile_run(env, [env.prog("scn_driver"), mode])
+        check(run.rc == 0 and run.err == "", f"{mode}: rc {run.rc}: {run.err}")
+        d = only(sums)
+        check_schema(d)
+        check(launches(d) == {"add1": add1, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 2},
+              f"{mode}: {launches(d)}")
+        k = {e["name"]: e for e in d["kernels"]}
+        check(k["_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params"]["function"] ==
+              "flash_fwd_kernel" and k["_Z4add1Pii"]["launches"] == add1, f"{mode}: {k}")
+        check(d["command"] == [env.prog("scn_driver"), mode], f"command {d['command']}")
+        check(d["totals"]["launches"] == 4 + add1, f"{d['totals']}")
+        check(run.events == [], "NVTX used without a tool")
+
+
+@scenario
+def test_profile_with_tool(env):
+    """With a tool attached, ranges still go to it, and the summary is collected."""
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"], tool=True)
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check_balanced(run)
+    check(sorted(run.labels()) == sorted(["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"] * 2),
+          f"ranges {run.labels()}")
+    check(launches(only(sums)) == {"add1": 2, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 2},
+          f"{launches(only(sums))}")
+
+
+@scenario
+def test_profile_runtime(env):
+    """The shared runtime: <<<>>>, cudaLaunchKernel, ExC, cooperative; one count per launch
+    although each passes two hooks."""
+    for prog in ("app_shared", "app_ptds"):
+        run, sums, _ = profile_run(env, [env.prog(prog), "launch"])
+        check(run.rc == 0, f"{prog}: rc {run.rc}: {run.err}")
+        d = only(sums)
+        check_schema(d)
+        check(launches(d) == {"add1": 4, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1},
+              f"{prog}: {launches(d)}")
+        check(launches(d, "name") == {"_Z4add1Pii": 4, "triton_poi_fused_add_0": 1,
+                                        "_ZN5flash16flash_fwd_kernelILi128EEEvNS_16Flash_fwd_paramsE":
+                                        1}, f"{prog}: {launches(d, 'name')}")
+
+
+GRAPH_LAUNCHES = {"graph#1 (3 kernels)": 2, "graph#2 (3 kernels)": 2, "graph#3 (3 kernels)": 1,
+                  "graph#4 (5 kernels)": 2, "graph#5 (5 kernels)": 2}
+
+
+@scenario
+def test_profile_graphs_and_capture(env):
+    """Graph launches count under their graph label (also in graph_launches); launches made
+    during capture count only in capture_launches, under their own label, in every mode."""
+    for mode in ("mark", "skip", "plain"):
+        run, sums, _ = profile_run(env, [env.prog("scn_driver"), "graphs"],
+                                   extra={"NVTXCORR_CAPTURE": mode})
+        check(run.rc == 0, f"{mode}: rc {run.rc}: {run.err}")
+        d = only(sums)
+        check_schema(d)
+        labels = by_label(d)
+        got = {k: v["launches"] for k, v in labels.items() if v["launches"]}
+        check(got == GRAPH_LAUNCHES, f"{mode}: {got}")
+        check(all(labels[k]["graph_launches"] == v for k, v in GRAPH_LAUNCHES.items()), "graph")
+        cap = {k: v["capture_launches"] for k, v in labels.items() if v["capture_launches"]}
+        check(cap == {"flash_fwd_kernel": 2, "add1": 1}, f"{mode}: capture {cap}")
+        check(not any("[capture]" in k for k in labels), f"{mode}: capture suffix in labels")
+        check(d["totals"]["graph_launches"] == 9 and d["totals"]["capture_launches"] == 3,
+              f"{d['totals']}")
+    run, sums, _ = profile_run(env, [env.prog("app_shared"), "graph"])
+    labels = by_label(only(sums))
+    check(labels["graph#1 (5 kernels)"]["launches"] == 3 and
+          labels["add1"]["capture_launches"] == 4 and labels["add1"]["launches"] == 0,
+          f"runtime graph: {labels}")
+
+
+@scenario
+def test_profile_rules(env):
+    """Rules apply; a "-" rule's kernels are in no label but stay in kernels, label null."""
+    rules = 'flash* attn category=attention; add1 -; graph:* "decode step" category=graph'
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
+                               extra={"NVTXCORR_LABELS_INLINE": rules})
+    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    d = only(sums)
+    labels = by_label(d)
+    check(set(labels) == {"attn", "triton_poi_fused_add_0"}, f"labels {set(labels)}")
+    check(labels["attn"]["category"] == "attention" and labels["attn"]["launches"] == 2,
+          f"{labels['attn']}")
+    k = {e["name"]: e for e in d["kernels"]}
+    check(k["_Z4add1Pii"]["label"] is None and k["_Z4add1Pii"]["launches"] == 2, f"{k}")
+    check(d["totals"]["unlabelled_launches"] == 2, f"{d['totals']}")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "graphs"],
+                               extra={"NVTXCORR_LABELS_INLINE": rules})
+    labels = by_label(only(sums))
+    check(labels["decode step"]["launches"] == 9 and labels["decode step"]["category"] == "graph",
+          f"{labels}")
+
+
+@scenario
+def test_profile_errors(env):
+    """A failing launch counts in launches and in errors; return codes are unchanged."""
+    bare = env.run([env.prog("scn_driver"), "fail"], preload=False)
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "fail"])
+    check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
+    labels = by_label(only(sums))
+    got = {k: (v["launches"], v["errors"]) for k, v in labels.items()}
+    check(got == {"add1": (3, 2), "unknown_kernel": (1, 1), "graph#?": (1, 1)}, f"{got}")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
+                               extra={"FAKECUDA_FAIL_LAUNCH": "719"})
+    check([c for w, c in run.rcs() if w.startswith("cuLaunch")] == ["719"] * 6, f"{run.rcs()}")
+    d = only(sums)
+    check(d["totals"]["errors"] == 6 and d["totals"]["launches"] == 6, f"{d['totals']}")
+
+
+@scenario
+def test_profile_threads(env):
+    """8 threads, 4 of which exit before the others start: no count is lost."""
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "threads"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check(launches(only(sums)) == {"add1": 360, "flash_fwd_kernel": 28},
+          f"{launches(only(sums))}")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "threads", "1000"])
+    check(launches(only(sums)) == {"add1": 4000, "flash_fwd_kernel": 4000},
+          f"{launches(only(sums))}")
+
+
+@scenario
+def test_profile_fork(env):
+    """A forked child writes its own file (%p), with only its own launches."""
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "fork"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    child = int(re.search(r"child (\d+) status 0", run.out)[1])
+    check(len(sums) == 2 and child in sums, f"files for {list(sums)}, child {child}")
+    parent = next(d for pid, d in sums.items() if pid != child)
+    check(launches(parent) == {"add1": 3, "triton_poi_fused_add_0": 1}, f"{launches(parent)}")
+    check(launches(sums[child]) == {"flash_fwd_kernel": 2}, f"child {launches(sums[child])}")
+
+
+@scenario
+def test_profile_exit_from_thread(env):
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "exit-thread"])
+    check(run.rc == 7, f"rc {run.rc}: {run.err}")
+    check(launches(only(sums)) == {"add1": 3, "flash_fwd_kernel": 2}, f"{launches(only(sums))}")
+
+
+@scenario
+def test_profile_sigterm(env):
+    """Default action: the file is written and the process still dies by SIGTERM. A handler
+    the program installed, before or after profile mode started, runs instead of ours."""
+    bare = env.run([env.prog("scn_profile"), "signal", "default"], preload=False)
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "signal", "default"])
+    check(bare.rc == -signal.SIGTERM and run.rc == -signal.SIGTERM,
+          f"killed by SIGTERM expected: {run.rc} (bare {bare.rc}) {run.err}")
+    check(launches(only(sums)) == {"add1": 5}, f"{launches(only(sums))}")
+    for when in ("before", "after"):
+        run, sums, _ = profile_run(env, [env.prog("scn_profile"), "signal", when])
+        check(run.rc == 0 and "handler ran" in run.out and "returned" in run.out,
+              f"{when}: rc {run.rc}: {run.out} {run.err}")
+        check(launches(only(sums)) == {"add1": 5}, f"{when}: {launches(only(sums))}")
+
+
+@scenario
+def test_profile_no_launch(env):
+    """A process that used CUDA but launched nothing still writes its (empty) summary."""
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "nolaunch"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    d = only(sums)
+    check(d["labels"] == [] and d["kernels"] == [] and d["totals"]["launches"] == 0, f"{d}")
+
+
+@scenario
+def test_profile_path_expansion(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    run = env.run([env.prog("scn_profile"), "exit-code", "0"],
+                  env={"NVTXCORR_PROFILE": os.path.join(tmp, "r%q{RANK}-%h-%p-%%-%q{UNSET_X}.csv"),
+                       "RANK": "3"})
+    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    names = os.listdir(tmp)
+    check(len(names) == 1 and re.fullmatch(rf"r3-{re.escape(HOST)}-\d+-%-\.csv", names[0]),
+          f"expanded names {names}")
+    rows = list(csv.DictReader(open(os.path.join(tmp, names[0]))))
+    check([(r["section"], r["label"], r["launches"]) for r in rows] ==
+          [("label", "add1", "1"), ("kernel", "add1", "1")], f"csv rows {rows}")
+
+
+def check_on_stderr(run, path, reason):
+    check(re.search(rf"^nvtxcorr: error: {re.escape(path)}: {reason}.*summary printed to stderr",
+                    run.err, re.M), f"no error line for {path}: {run.err}")
+    check(re.search(r"^add1 +- +1 ", run.err, re.M), f"summary not on stderr: {run.err}")
+
+
+@scenario
+def test_profile_unwritable_paths(env):
+    """An existing file, a symlink, a missing directory, a file used as a directory and a
+    directory that cannot be written: each says why, prints the summary to stderr instead,
+    and overwrites or follows nothing."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    prog = [env.prog("scn_profile"), "exit-code", "0"]
+    existing = os.path.join(tmp, "existing.json")
+    with open(existing, "w") as f:
+        f.write("keep me")
+    run = env.run(prog, env={"NVTXCORR_PROFILE": existing})
+    check_on_stderr(run, existing, "exists")
+    check(open(existing).read() == "keep me", "existing file overwritten")
+    target, link = os.path.join(tmp, "target.txt"), os.path.join(tmp, "link.json")
+    with open(target, "w") as f:
+        f.write("target")
+    os.symlink(target, link)
+    run = env.run(prog, env={"NVTXCORR_PROFILE": link})
+    check_on_stderr(run, link, "exists")
+    check(open(target).read() == "target" and os.path.islink(link), "symlink followed")
+    dangling = os.path.join(tmp, "dangling.json")
+    os.symlink(os.path.join(tmp, "nowhere.json"), dangling)
+    run = env.run(prog, env={"NVTXCORR_PROFILE": dangling})
+    check_on_stderr(run, dangling, "exists")
+    check(not os.path.exists(os.path.join(tmp, "nowhere.json")), "dangling symlink followed")
+    missing = os.path.join(tmp, "no", "such", "dir", "p.json")
+    run = env.run(prog, env={"NVTXCORR_PROFILE": missing})
+    check_on_stderr(run, missing, "no such directory")
+    check(not os.path.exists(os.path.join(tmp, "no")), "directory created")
+    notdir = os.path.join(existing, "p.json")
+    run = env.run(prog, env={"NVTXCORR_PROFILE": notdir})
+    check_on_stderr(run, notdir, "a component of the path is not a directory")
+    readonly = "/proc/nvtxcorr-test.json"  # unwritable even for root
+    run = env.run(prog, env={"NVTXCORR_PROFILE": readonly})
+    check(re.search(r"^nvtxcorr: error: /proc/nvtxcorr-test.json: .*summary printed to stderr",
+                    run.err, re.M) and re.search(r"^add1 +- +1 ", run.err, re.M), run.err)
+    check(all(r == 0 for r in [run.rc]), f"rc {run.rc}")
+
+
+@scenario
+def test_profile_text_table(env):
+    """The text format: sorted by time, at most 100 columns, every launched label present."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    path = os.path.join(tmp, "p.txt")
+    rules = '"*triton*" "a very long label that does not fit in the label column at all" ' \
+            'category=some-long-category'
+    run = env.run([env.prog("scn_driver"), "direct"],
+                  env={"NVTXCORR_PROFILE": path, "NVTXCORR_LABELS_INLINE": rules})
+    check(run.rc == 0 and run.err == "", f"{run.rc}: {run.err}")
+    text = open(path).read()
+    lines = text.splitlines()
+    check(all(len(line) <= 100 for line in lines), f"lines over 100 columns:\n{text}")
+    check(lines[1].split()[:3] == ["label", "category", "launches"], f"header: {lines[1]}")
+    rows = lines[2:5]
+    check(sorted(r.split()[0] for r in rows) == ["a", "add1", "flash_fwd_kernel"], text)
+    check(any(r.startswith("a very long label that do...") for r in rows), text)
+    shares = [float(re.search(r"([\d.]+)%", r)[1]) for r in rows]
+    check(abs(sum(shares) - 100) < 0.5, f"shares {shares}")
+
+
+@scenario
+def test_profile_memory_flat(env):
+    """10 million launches in profile and trace mode (trace capped): same peak RSS as 100,000."""
+    rss = []
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    for i, n in enumerate(("100000", "10000000")):
+        e = {"NVTXCORR_PROFILE": os.path.join(tmp, f"p{i}.json"),
+             "NVTXCORR_TRACE": os.path.join(tmp, f"trace{i}.json"), "NVTXCORR_TRACE_MAX_MB": "2"}
+        run = env.run([env.prog("scn_profile"), "loop", n], env=e, timeout=600)
+        check(run.rc == 0, f"rc {run.rc}: {run.err}")
+        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+        d = json.load(open(os.path.join(tmp, f"p{i}.json")))
+        check(launches(d) == {"add1": int(n)}, f"{launches(d)}")
+    check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
+
+
+# ---- trace ------------------------------------------------------------------------------------
+def check_trace_events(events, n_launches=None):
+    by_tid = {}
+    for e in events:
+        check(e["ph"] in ("X", "i", "M"), f"unexpected phase {e}")
+        if e["ph"] == "M":
+            continue
+        check(isinstance(e["ts"], (int, float)) and e["pid"] > 0, f"event {e}")
+        if e["ph"] == "X":
+            check(e["dur"] >= 0 and "stream" in e["args"], f"event {e}")
+        by_tid.setdefault(e["tid"], []).append(e)
+    for tid, evs in by_tid.items():
+        ts = [e["ts"] for e in evs]
+        check(ts == sorted(ts), f"thread {tid}: events out of order")
+        xs = [e for e in evs if e["ph"] == "X"]
+        for a, b in zip(xs, xs[1:]):  # complete events on one thread never overlap
+            check(a["ts"] + a["dur"] <= b["ts"] + 0.001, f"thread {tid}: overlapping {a} {b}")
+    if n_launches is not None:
+        got = sum(1 for e in events if e["ph"] == "X")
+        check(got == n_launches, f"{got} complete events for {n_launches} launches")
+    return by_tid
+
+
+@scenario
+def test_trace(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
+    path = os.path.join(tmp, "trace.%p.json")
+    run = env.run([env.prog("scn_driver"), "graphs"], env={"NVTXCORR_TRACE": path})
+    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    files = os.listdir(tmp)
+    check(len(files) == 1, f"{files}")
+    events = json.load(open(os.path.join(tmp, files[0])))
+    check_trace_events(events, 9 + 3)
+    graph = [e for e in events if e["ph"] == "X" and e["args"].get("graph")]
+    names = {}
+    for e in graph:
+        names[e["name"]] = names.get(e["name"], 0) + 1
+    check(names == GRAPH_LAUNCHES, f"graph events {names}")
+    cap = [e for e in events if e["ph"] == "X" and e["args"].get("capture")]
+    check(sorted(e["name"] for e in cap) == ["add1", "flash_fwd_kernel", "flash_fwd_kernel"] and
+          all(e["args"]["grid"] == [2, 1, 1] and e["args"]["kernel"] for e in cap), f"{cap}")
+    inst = [e for e in events if e["ph"] == "i"]
+    check(len(inst) == 7 and inst[0]["name"].startswith("instantiated graph#1"), f"{inst}")
+    run = env.run([env.prog("scn_driver"), "threads", "500"],
+                  env={"NVTXCORR_TRACE": os.path.join(tmp, "threads.json")})
+    events = json.load(open(os.path.join(tmp, "threads.json")))
+    by_tid = check_trace_events(events, 4000)
+    check(len(by_tid) == 8 and all(len(v) == 500 for v in by_tid.values()),
+          f"{[len(v) for v in by_tid.values()]}")
+    run = env.run([env.prog("app_shared"), "launch"],
+                  env={"NVTXCORR_TRACE": os.path.join(tmp, "runtime.json")})
+    events = json.load(open(os.path.join(tmp, "runtime.json")))
+    check_trace_events(events, 6)
+
+
+@scenario
+def test_trace_size_cap(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
+    path = os.path.join(tmp, "trace.json")
+    run = env.run([env.prog("scn_profile"), "loop", "200000"],
+                  env={"NVTXCORR_TRACE": path, "NVTXCORR_TRACE_MAX_MB": "1"})
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    warnings = re.findall(r"^nvtxcorr: warning: .*NVTXCORR_TRACE_MAX_MB=1 MiB; recording stopped$",
+                          run.err, re.M)
+    check(len(warnings) == 1 and run.err.count("\n") == 1, f"one warning expected: {run.err}")
+    size = os.path.getsize(path)
+    check(size <= (1 << 20) + 4096, f"trace is {size} bytes, cap 1 MiB")
+    events = json.load(open(path))
+    check_trace_events(events)
+    check(1000 < len(events) < 200000, f"{len(events)} events")
+
+
+@scenario
+def test_trace_sigkill(env):
+    """A SIGKILLed process leaves a prefix that reads as JSON once "]" is appended."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
+    path = os.path.join(tmp, "trace.json")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
+    e.update({"LD_LIBRARY_PATH": env.fakes, "NVTXCORR": "1",
+              "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
+              "NVTXCORR_TRACE": path})
+    p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not os.path.exists(path) or
+                                      os.path.getsize(path) < 300000):
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    check(p.returncode == -signal.SIGKILL, f"rc {p.returncode}")
+    text = open(path).read()
+    check(not text.rstrip().endswith("]"), "a killed process cannot have closed the array")
+    events = json.loads(text + "]")
+    check(len(events) > 1000, f"{len(events)} events")
+    check_trace_events(events)
+
+
+# ---- nvtxcorr stat / nvtxcorr report ----------------------------------------------------------
+def launcher(env):
+    return os.path.join(env.build, "bin", "nvtxcorr")
+
+
+def stat_run(env, argv, extra_args=(), extra_env=None):
+    return env.run([launcher(env), "stat", "--library", env.lib, *extra_args, "--", *argv],
+                   preload=False, enabled=False, tool=False, env=extra_env)
+
+
+@scenario
+def test_stat(env):
+    """nvtxcorr stat: the table on stderr, the command's own output and exit status intact."""
+    run = stat_run(env, [env.prog("scn_driver"), "direct"])
+    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    check("rc cuLaunchKernel 0" in run.out, "the command's stdout is its own")
+    lines = run.err.splitlines()
+    check(lines[0].startswith("nvtxcorr: profile of pid ") and " 6 launches (0 graph)" in lines[0],
+          run.err)
+    check({line.split()[0] for line in lines[2:]} ==
+          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"}, run.err)
+    run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"])
+    check(run.rc == 3 and re.search(r"^add1 +- +1 ", run.err, re.M), f"rc {run.rc}: {run.err}")
+    run = stat_run(env, [env.prog("scn_profile"), "signal", "default"])
+    check(run.rc == 128 + signal.SIGTERM and re.search(r"^add1 +- +5 ", run.err, re.M),
+          f"killed by SIGTERM: rc {run.rc}: {run.err}")
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
+    for name in ("kept.json", "kept.csv", "kept.txt"):
+        out = os.path.join(tmp, name)
+        run = stat_run(env, [env.prog("scn_profile"), "fork"], ["-o", out])
+        check(run.rc == 0 and os.path.exists(out), f"{name}: rc {run.rc}: {run.err}")
+        check("profile of 2 processes: 6 launches" in run.err, f"fork: {run.err}")
+    d = json.load(open(os.path.join(tmp, "kept.json")))
+    check(launches(d) == {"add1": 3, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 1}, f"{d}")
+    check(open(os.path.join(tmp, "kept.txt")).read().splitlines()[1].startswith("label "),
+          "text output")
+    run = stat_run(env, ["/nonexistent/program"])
+    check(run.rc == 127 and "nvtxcorr: error: /nonexistent/program" in run.err, run.err)
+    with tempfile.TemporaryDirectory() as prefix:  # the installed launcher finds the script
+        subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
+                       capture_output=True)
+        r = subprocess.run([os.path.join(prefix, "bin", "nvtxcorr"), "report",
+                            os.path.join(tmp, "kept.json")], capture_output=True, text=True)
+        check(r.returncode == 0 and "launches" in r.stdout, f"installed report: {r.stderr}")
+
+
+def three_summaries(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-report-")
+    for argv in (["scn_driver", "direct"], ["scn_driver", "threads", "100"],
+                 ["scn_profile", "threads"]):
+        profile_run(env, [env.prog(argv[0]), *argv[1:]], tmp=tmp)
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp))
+    check(len(files) == 3, f"{files}")
+    return files
+
+
+def report(env, *args):
+    return subprocess.run([launcher(env), "report", *args], capture_output=True, text=True)
+
+
+@scenario
+def test_report_merges_exactly(env):
+    files = three_summaries(env)
+    parts = [json.load(open(f)) for f in files]
+    r = report(env, "--json", *files)
+    check(r.returncode == 0 and r.stderr == "", f"rc {r.returncode}: {r.stderr}")
+    merged = by_label(json.loads(r.stdout))
+    for label in ("add1", "flash_fwd_kernel"):
+        entries = [by_label(p)[label] for p in parts if label in by_label(p)]
+        m = merged[label]
+        for k in ("launches", "errors", "capture_launches", "cpu_ns"):
+            check(m[k] == sum(e[k] for e in entries), f"{label} {k}: {m[k]}")
+        check(m["cpu_min_ns"] == min(e["cpu_min_ns"] for e in entries) and
+              m["cpu_max_ns"] == max(e["cpu_max_ns"] for e in entries), f"{label} min/max")
+        hist = {}
+        for e in entries:
+            for b, c in e["cpu_histogram"]:
+                hist[b] = hist.get(b, 0) + c
+        check(m["cpu_histogram"] == [[b, hist[b]] for b in sorted(hist)], f"{label} histogram")
+    check(merged["add1"]["launches"] == 2 + 400 + 360, f"{merged['add1']}")
+    # One file's report equals the file's own percentiles (same rule in C and Python).
+    one = by_label(json.loads(report(env, "--json", files[0]).stdout))
+    check(all(one[k]["cpu_p99_ns"] == by_label(parts[0])[k]["cpu_p99_ns"] for k in one), "p99")
+    text = report(env, *files)
+    check(text.returncode == 0 and "profile of 3 processes: " in text.stdout, text.stdout)
+    check(all(len(line) <= 100 for line in text.stdout.splitlines()), text.stdout)
+    top = report(env, "--by", "kernel", "--top", "1", *files).stdout.splitlines()
+    check(len(top) == 4 and top[1].startswith("kernel") and "more rows" in top[3], f"{top}")
+    procs = report(env, "--by", "process", *files).stdout
+    check(len(re.findall(r"^scn_\w+ \[\d+\]", procs, re.M)) == 3, procs)
+    rows = list(csv.DictReader(io.StringIO(report(env, "--csv", *files).stdout)))
+    check({r["label"]: int(r["launches"]) for r in rows if r["section"] == "label"} ==
+          {k: v["launches"] for k, v in merged.items()}, f"csv {rows}")
+
+
+@scenario
+def test_report_bad_files(env):
+    files = three_summaries(env)
+    tmp = os.path.dirname(files[0])
+    bad_json, other_json = os.path.join(tmp, "cut.json"), os.path.join(tmp, "other.json")
+    with open(files[0]) as f, open(bad_json, "w") as g:
+        g.write(f.read()[:100])
+    with open(other_json, "w") as g:
+        json.dump({"traceEvents": []}, g)
+    missing = os.path.join(tmp, "missing.json")
+    r = report(env, files[0], bad_json, other_json, missing, files[1])
+    check(r.returncode == 1, f"rc {r.returncode}")
+    for path, why in ((bad_json, "not valid JSON"), (other_json, "not an nvtxcorr profile"),
+                      (missing, "No such file")):
+        check(re.search(rf"^nvtxcorr: error: {re.escape(path)}: {why}", r.stderr, re.M),
+              f"{path}: {r.stderr}")
+    check("profile of 2 processes" in r.stdout, f"the good files must still be reported: "
+          f"{r.stdout}")
+
+
+@scenario
+def test_report_suggest(env):
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-suggest-")
+    for argv in (["scn_driver", "direct"], ["app_shared", "launch"], ["scn_driver", "many", "20"]):
+        profile_run(env, [env.prog(argv[0]), *argv[1:]], tmp=tmp)
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp))
+    r = report(env, "--suggest", *files)
+    check(r.returncode == 0, f"rc {r.returncode}: {r.stderr}")
+    table = os.path.join(tmp, "suggested.conf")
+    with open(table, "w") as f:
+        f.write(r.stdout)
+    ok = subprocess.run([launcher(env), "check", table], capture_output=True, text=True)
+    check(ok.returncode == 0 and "rules OK" in ok.stdout, f"{ok.stdout}{ok.stderr}\n{r.stdout}")
+    fams = re.findall(r"^# (\S[^:\n]*): \d+ kernel", r.stdout, re.M)
+    check({"attention", "other"} <= set(fams) and fams[-1] == "other", f"families {fams}")
+    rules = [line for line in r.stdout.splitlines() if line and not line.startswith("#")]
+    check(len(rules) == len(fams), f"one rule per family: {rules}")
+    # The table, used, labels every kernel by its family.
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
+                               extra={"NVTXCORR_LABELS": table})
+    check(run.err == "" and "attention" in launches(only(sums)), f"{run.err} {only(sums)}")
