@@ -16,7 +16,7 @@ static _Atomic unsigned messages;
 
 void nvtxcorr_log(int level, const char *fmt, ...)
 {
-    static const char *const names[] = {"error", "warning", "info", "debug"};
+    static const char *const names[] = {"error", "warn", "info", "debug"};
     if (!NVTXCORR_LOG_ON(level)) return;
     unsigned n = atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
     if (n > MESSAGE_CAP) return;
@@ -24,7 +24,7 @@ void nvtxcorr_log(int level, const char *fmt, ...)
     char buf[1024];
     int len;
     if (n == MESSAGE_CAP) {
-        len = snprintf(buf, sizeof buf, "nvtxcorr: warning: further messages suppressed\n");
+        len = snprintf(buf, sizeof buf, "nvtxcorr: warn: further messages suppressed\n");
     } else {
         /* Kernel names, paths and table text in a message may hold control bytes: they are
          * shown as \xNN, so one message stays one line and drives no terminal. */

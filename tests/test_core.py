@@ -305,7 +305,7 @@ def test_bad_injection_path(env):
     check_quiet(run)
     warn = env.run([env.prog("scn_driver"), "direct"], tool=False,
                    env=dict(bad, NVTXCORR_LOG="warn"))
-    check(re.search(r"^nvtxcorr: warning: NVTX_INJECTION64_PATH=/nonexistent/libtool.so could "
+    check(re.search(r"^nvtxcorr: warn: NVTX_INJECTION64_PATH=/nonexistent/libtool.so could "
                     r"not be loaded; pass-through$", warn.err, re.M), warn.err)
     failing = env.run([env.prog("scn_driver"), "direct"], env={"NVTXREC_FAIL_INIT": "1"})
     check(failing.rc == 0 and failing.pushes() == [], "a tool that fails to initialise")

@@ -401,7 +401,7 @@ def test_trace_size_cap(env):
     run = env.run([env.prog("scn_profile"), "loop", "200000"],
                   env={"NVTXCORR_TRACE": path, "NVTXCORR_TRACE_MAX_MB": "1"})
     check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    warnings = re.findall(r"^nvtxcorr: warning: .*NVTXCORR_TRACE_MAX_MB=1 MiB; recording stopped$",
+    warnings = re.findall(r"^nvtxcorr: warn: .*NVTXCORR_TRACE_MAX_MB=1 MiB; recording stopped$",
                           run.err, re.M)
     check(len(warnings) == 1 and run.err.count("\n") == 1, f"one warning expected: {run.err}")
     size = os.path.getsize(path)

@@ -387,7 +387,7 @@ def cmd_stat(args):
     files = sorted(os.path.join(tmp, n) for n in os.listdir(tmp))
     summaries, _ = load_all(files)
     if not summaries:
-        say("warning", "no summary: the command made no CUDA call that nvtxcorr saw")
+        say("warn", "no summary: the command made no CUDA call that nvtxcorr saw")
     else:
         sys.stderr.write(render(summaries, "text"))
         if args.output:

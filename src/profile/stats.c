@@ -112,7 +112,7 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
     if (n >= PROF_MAX_SITES) {
         static int warned;
         if (!warned++)
-            nvtxcorr_prof_say("warning",
+            nvtxcorr_prof_say("warn",
                               "profile: more than 32767 distinct kernels and graph "
                               "labels; the others are counted under [other]",
                               NULL);

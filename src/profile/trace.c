@@ -113,7 +113,7 @@ static void emit(const char *buf, size_t len)
         if (!atomic_exchange(&cap_warned, 1)) {
             char mb[24];
             mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
-            nvtxcorr_prof_say("warning", nvtxcorr_prof_process.trace_path,
+            nvtxcorr_prof_say("warn", nvtxcorr_prof_process.trace_path,
                               ": trace reached NVTXCORR_TRACE_MAX_MB=", mb,
                               " MiB; recording stopped", NULL);
         }
