@@ -1,4 +1,4 @@
-/* Scenario program for profile mode (tests/test_profile.py): process lifecycles around
+/* Scenario program for profile mode (tests/e2e/test_profile.py): process lifecycles around
  * launches. A pure C program linked with the fake libcuda.so.1.
  *
  *   fork           parent: add1 x3; child: flash x2, then exit(0); parent then: triton x1

@@ -5,7 +5,8 @@ colours, categories, marks, balance per thread), on the fake driver's per-varian
 (so a swapped _ptsz/legacy variant is caught), and on the program's own return codes compared
 with a run without the library.
 
-The scenarios live in test_*.py beside this file; run_tests.py runs them.
+The scenarios live in test_*.py beside this file, the programs they run in scenarios/;
+run_tests.py runs them.
 """
 import os
 import re
@@ -13,7 +14,7 @@ import subprocess
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 SCENARIOS = {}
 # Built by nvcc: absent when the build had no CUDA toolkit (headers from the wheels).
 NVCC_PROGRAMS = ("app_shared", "app_ptds", "app_static", "libmodel.so")
@@ -96,7 +97,7 @@ class Env:
                                                                         "libnvtxcorr.so")
         self.preload_first = os.environ.get("NVTXCORR_TEST_PRELOAD_FIRST", "")
         self.fakes = os.path.join(self.build, "fakes")
-        self.bin = os.path.join(self.build, "tests", "scenarios")
+        self.bin = os.path.join(self.build, "tests", "e2e", "scenarios")
         self.recorder = os.path.join(self.fakes, "libnvtx_recorder.so")
 
     def prog(self, name):

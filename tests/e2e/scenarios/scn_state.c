@@ -1,5 +1,6 @@
-/* Scenario program for the library's process-state guarantees (tests/test_reliability_state.py).
- * A pure C driver-API program linked with the fake libcuda.so.1:
+/* Scenario program for the library's process-state guarantees
+ * (tests/e2e/test_reliability_state.py). A pure C driver-API program linked with the fake
+ * libcuda.so.1:
  *
  *   forkstorm N   4 threads make first launches of distinct kernels and instantiate, launch
  *                 and destroy graphs while the main thread forks N times; each child
