@@ -128,6 +128,26 @@ class Env:
             p = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
             return Run(p.returncode, p.stdout, p.stderr, parse_events(rec), parse_counts(counts))
 
+    def run_ok(self, argv, rc=0, balanced=True, what=None, **kwargs):
+        """run(argv, **kwargs) and the checks nearly every scenario starts with: the program
+        exits with rc (and does not hang past the timeout), every call it reports ("rc <what>
+        <code>") returned 0, and, unless balanced=False, every range was popped on the thread
+        that pushed it. what names the run in failures (default: the program, its arguments
+        and the extra environment)."""
+        if what is None:
+            extra = " ".join(f"{k}={v}" for k, v in (kwargs.get("env") or {}).items())
+            what = " ".join([os.path.basename(argv[0]), *argv[1:]] + ([extra] if extra else []))
+        try:
+            run = self.run(argv, **kwargs)
+        except subprocess.TimeoutExpired as e:
+            raise AssertionError(f"{what}: hung (killed after {e.timeout} s)") from None
+        check(run.rc == rc, f"{what}: rc {run.rc}, expected {rc}\nstderr: {run.err[-2000:]}\n"
+              f"stdout: {run.out[-2000:]}")
+        check_rcs_zero(run, what)
+        if balanced:
+            check_balanced(run)
+        return run
+
 
 def check(cond, msg):
     if not cond:
@@ -150,9 +170,16 @@ def check_balanced(run, domain="nvtxcorr"):
     check(all(len(s) == 0 for s in stacks.values()), "unbalanced")
 
 
-def check_rcs_zero(run):
+def check_rcs_zero(run, what=None):
     bad = [(w, c) for w, c in run.rcs() if c != "0"]
-    check(not bad, f"calls failed: {bad}\nstderr: {run.err}")
+    check(not bad, f"{what + ': ' if what else ''}calls failed: {bad}\nstderr: {run.err}")
+
+
+def peak_rss(run):
+    """The peak resident set (VmHWM, kB) that a scenario program printed as "peak_rss_kb N"."""
+    m = re.search(r"^peak_rss_kb (\d+)$", run.out, re.M)
+    check(m, f"no peak_rss_kb line in the output: {run.out[-2000:]}")
+    return int(m[1])
 
 
 def check_quiet(run):
