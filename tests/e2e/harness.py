@@ -10,6 +10,7 @@ run_tests.py runs them.
 """
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 
@@ -186,15 +187,30 @@ def check_quiet(run):
     check(run.err == "", f"unexpected stderr: {run.err!r}")
 
 
+# Each row of src/hooks.def as one line of preprocessor output (the row macros are documented at
+# the top of hooks.def): what the library's own build sees, conditionals and all.
+HOOK_ROW_PRINTER = """
+#define DRIVER(kind, symbol, public, version, ptsz, ...) \\
+    nvtxcorr_hook_row driver kind symbol public version ptsz
+#define RUNTIME(kind, symbol, ptsz, ...) nvtxcorr_hook_row runtime kind symbol - 0 ptsz
+#include "hooks.def"
+"""
+
+
 def hooks_table():
-    """(kind, symbol, public, version, ptsz, layer) from src/hooks.def."""
-    text = open(os.path.join(ROOT, "src", "hooks.def")).read()
-    out = []
-    for m in re.finditer(r"^DRIVER\((\w+), (\w+), (\w+), (\d+), (\d)", text, re.M):
-        out.append((m[1], m[2], m[3], int(m[4]), int(m[5]), "driver"))
-    for m in re.finditer(r"^RUNTIME\((\w+), (\w+), (\d)", text, re.M):
-        out.append((m[1], m[2], None, 0, int(m[3]), "runtime"))
-    return out
+    """(kind, symbol, public, version, ptsz, layer) for every row of src/hooks.def (public None
+    for the runtime), expanded by the C preprocessor: the build's compiler (NVTXCORR_TEST_CC,
+    set by CMake), or cc."""
+    cc = shlex.split(os.environ.get("NVTXCORR_TEST_CC") or "cc")
+    p = subprocess.run([*cc, "-E", "-P", "-I", os.path.join(ROOT, "src"), "-x", "c", "-"],
+                       input=HOOK_ROW_PRINTER, capture_output=True, text=True)
+    check(p.returncode == 0, f"{' '.join(cc)} -E over hooks.def: rc {p.returncode}: {p.stderr}")
+    rows = re.findall(r"\bnvtxcorr_hook_row\s+(driver|runtime)\s+(\w+)\s+(\w+)\s+(\w+|-)\s+"
+                      r"(\d+)\s+([01])\b", p.stdout)
+    check(rows and len(rows) == p.stdout.count("nvtxcorr_hook_row"),
+          f"unexpected rows in the preprocessed hooks.def:\n{p.stdout}")
+    return [(kind, symbol, None if layer == "runtime" else public, int(version), int(ptsz), layer)
+            for layer, kind, symbol, public, version, ptsz in rows]
 
 
 KERNELS6 = ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"] * 2
