@@ -42,6 +42,16 @@ unsigned long long count(const char *name)
     return DRV(fakecuda_count)(name);
 }
 
+int read_file(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return (int)n;
+}
+
 const char *fakes_dir(void)
 {
     static char dir[4096];
