@@ -27,14 +27,19 @@ char **st_argv;
 CUfunction st_fa, st_fb;
 CUkernel st_kx;
 
-void *drv(const char *name)
+void *st_sym(void *lib, const char *lib_name, const char *name)
 {
-    void *p = dlsym(st_libcuda, name);
+    void *p = dlsym(lib, name);
     if (p == NULL) {
-        printf("FAIL: libcuda.so.1 does not export %s\n", name);
+        printf("FAIL: %s does not export %s\n", lib_name, name);
         exit(2);
     }
     return p;
+}
+
+void *drv(const char *name)
+{
+    return st_sym(st_libcuda, "libcuda.so.1", name);
 }
 
 unsigned long long count(const char *name)

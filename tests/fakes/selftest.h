@@ -32,6 +32,9 @@ extern int st_passed, st_failed;
         CHECK(rc_ == (int)(want), "%s returned %d, expected %d", #call, rc_, (int)(want));         \
     } while (0)
 
+/* A symbol of lib (dlopen'ed as lib_name); aborts the test when missing. */
+void *st_sym(void *lib, const char *lib_name, const char *name);
+
 /* A symbol of the fake driver (dlopen'ed by main); aborts the test when missing. */
 void *drv(const char *name);
 #define DRV(name) ((__typeof__(&name))drv(#name))

@@ -24,12 +24,7 @@ static void *cudart;
 
 static void *rt(const char *name)
 {
-    void *p = dlsym(cudart, name);
-    if (p == NULL) {
-        printf("FAIL: libcudart.so.13 does not export %s\n", name);
-        exit(2);
-    }
-    return p;
+    return st_sym(cudart, "libcudart.so.13", name);
 }
 #define RT(name) ((__typeof__(&name))rt(#name))
 
