@@ -14,13 +14,7 @@
 #include <dlfcn.h>
 
 #include "bench_common.h"
-
-/* What nvcc-generated host code calls; declared in crt/host_runtime.h, which is C++ only. */
-extern void **__cudaRegisterFatBinary(void *fatCubin);
-extern void __cudaRegisterFatBinaryEnd(void **fatCubinHandle);
-extern void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
-                                   const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                                   dim3 *bDim, dim3 *gDim, int *wSize);
+#include "cudart_abi.h" /* what nvcc-generated host code calls (crt/host_runtime.h is C++ only) */
 
 /* The layout of __fatBinC_Wrapper_t (fatbinary_section.h); the fake reads no device code. */
 static const struct {

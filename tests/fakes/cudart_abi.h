@@ -2,8 +2,8 @@
  * The runtime entry points that nvcc-generated host code calls (fat binary and kernel
  * registration, <<<>>> configuration, the CUDA 13 launch path).  crt/host_runtime.h and
  * crt/device_functions.h declare them for C++ only; these are the same signatures, for the fake
- * runtime that defines them and the self-test that calls them.  Include after
- * cuda_runtime_api.h.
+ * runtime that defines them and the programs that call them (the self-test, the scenario
+ * plugins, the runtime benchmark).  Include after cuda_runtime_api.h.
  */
 #ifndef NVTXCORR_CUDART_ABI_H
 #define NVTXCORR_CUDART_ABI_H

@@ -27,19 +27,34 @@ char **st_argv;
 CUfunction st_fa, st_fb;
 CUkernel st_kx;
 
-void *drv(const char *name)
+void *st_sym(void *lib, const char *lib_name, const char *name)
 {
-    void *p = dlsym(st_libcuda, name);
+    void *p = dlsym(lib, name);
     if (p == NULL) {
-        printf("FAIL: libcuda.so.1 does not export %s\n", name);
+        printf("FAIL: %s does not export %s\n", lib_name, name);
         exit(2);
     }
     return p;
 }
 
+void *drv(const char *name)
+{
+    return st_sym(st_libcuda, "libcuda.so.1", name);
+}
+
 unsigned long long count(const char *name)
 {
     return DRV(fakecuda_count)(name);
+}
+
+int read_file(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) return -1;
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return (int)n;
 }
 
 const char *fakes_dir(void)

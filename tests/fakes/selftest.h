@@ -1,7 +1,8 @@
 /*
- * Shared helpers of the fakes' self-test (selftest.c, selftest_runtime.c): check counting, access
- * to the fake driver loaded with dlopen, and re-running this program as a child with a changed
- * environment (the fakes read their environment once, when loaded).
+ * Shared helpers of the fakes' self-test (selftest.c, selftest_graph.c, selftest_runtime.c):
+ * check counting, access to the fake driver loaded with dlopen, reading the files the fakes
+ * write, and re-running this program as a child with a changed environment (the fakes read
+ * their environment once, when loaded).
  */
 #ifndef NVTXCORR_SELFTEST_H
 #define NVTXCORR_SELFTEST_H
@@ -31,6 +32,9 @@ extern int st_passed, st_failed;
         CHECK(rc_ == (int)(want), "%s returned %d, expected %d", #call, rc_, (int)(want));         \
     } while (0)
 
+/* A symbol of lib (dlopen'ed as lib_name); aborts the test when missing. */
+void *st_sym(void *lib, const char *lib_name, const char *name);
+
 /* A symbol of the fake driver (dlopen'ed by main); aborts the test when missing. */
 void *drv(const char *name);
 #define DRV(name) ((__typeof__(&name))drv(#name))
@@ -42,6 +46,10 @@ int run_child(const char *mode, const char *const *env);
 
 /* Is (symbol, version, flags) a request of the real CUDA 13.0 runtime? ("" for the probe) */
 int in_reference(const char *symbol, int version, int flags);
+
+/* Reads up to size - 1 bytes of path into buf, NUL-terminated; the length, or -1 if it cannot
+ * be opened. */
+int read_file(const char *path, char *buf, size_t size);
 
 /* Directory of the fake libraries (where libcuda.so.1 was found). */
 const char *fakes_dir(void);

@@ -237,16 +237,6 @@ static int child_counts(void)
     return 0;
 }
 
-static int read_file(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return -1;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return (int)n;
-}
-
 void test_children(void)
 {
     const char *old[] = {"FAKECUDA_DRIVER_VERSION", "12000", NULL};

@@ -24,12 +24,7 @@ static void *cudart;
 
 static void *rt(const char *name)
 {
-    void *p = dlsym(cudart, name);
-    if (p == NULL) {
-        printf("FAIL: libcudart.so.13 does not export %s\n", name);
-        exit(2);
-    }
-    return p;
+    return st_sym(cudart, "libcudart.so.13", name);
 }
 #define RT(name) ((__typeof__(&name))rt(#name))
 
@@ -251,16 +246,6 @@ static const char nvtx_expected[] =
     "pop\t2\tdefault\n"
     "category\tdefault\t3\tcat3\n";
 
-static int read_all(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "r");
-    if (f == NULL) return -1;
-    size_t n = fread(buf, 1, size - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return (int)n;
-}
-
 void test_recorder(void)
 {
     char lib[4200], out[] = "/tmp/fakes_selftest_nvtx_XXXXXX", buf[8192];
@@ -269,20 +254,20 @@ void test_recorder(void)
 
     const char *rec[] = {"NVTX_INJECTION64_PATH", lib, "NVTXREC_OUT", out, NULL};
     CHECK(run_child("--nvtx", rec) == 0, "NVTX child (record) failed");
-    read_all(out, buf, sizeof(buf));
+    read_file(out, buf, sizeof(buf));
     CHECK(!strcmp(buf, nvtx_expected), "recorder output:\n%s--- expected:\n%s", buf, nvtx_expected);
 
     CHECK(truncate(out, 0) == 0, "truncate");
     const char *noop[] = {"NVTX_INJECTION64_PATH", lib,    "NVTXREC_OUT", out,
                           "NVTXREC_MODE",          "noop", NULL};
     CHECK(run_child("--nvtx", noop) == 0, "NVTX child (noop) failed");
-    CHECK(read_all(out, buf, sizeof(buf)) == 0, "noop mode wrote:\n%s", buf);
+    CHECK(read_file(out, buf, sizeof(buf)) == 0, "noop mode wrote:\n%s", buf);
 
     const char *fail[] = {
         "NVTX_INJECTION64_PATH", lib,    "NVTXREC_OUT", out, "NVTXREC_FAIL_INIT", "1",
         "ST_NVTX_EXPECT",        "fail", NULL};
     CHECK(run_child("--nvtx", fail) == 0, "NVTX child (failing init) failed");
-    CHECK(read_all(out, buf, sizeof(buf)) == 0, "failed tool wrote:\n%s", buf);
+    CHECK(read_file(out, buf, sizeof(buf)) == 0, "failed tool wrote:\n%s", buf);
     unlink(out);
 
     /* The runtime's driver requests: the real runtime's opening, then only known requests. */
@@ -290,7 +275,7 @@ void test_recorder(void)
     close(mkstemp(trace));
     const char *tr[] = {"FAKECUDA_TRACE", trace, NULL};
     CHECK(run_child("--runtime-trace", tr) == 0, "runtime trace child failed");
-    read_all(trace, buf, sizeof(buf));
+    read_file(trace, buf, sizeof(buf));
     CHECK(!strncmp(buf,
                    "\"\" 0 0 500\ncuInit 2000 0 0\ncuGetProcAddress 11030 0 0\n"
                    "cuGetProcAddress 12000 0 0\n",

@@ -4,8 +4,8 @@ import os
 import re
 import subprocess
 
-from harness import (KERNELS6, ROOT, VARIANTS, check, check_balanced, check_quiet,
-                     check_rcs_zero, hooks_table, scenario)
+from harness import (KERNELS6, ROOT, VARIANTS, check, check_balanced, check_quiet, hooks_table,
+                     peak_rss, scenario)
 
 
 @scenario
@@ -32,11 +32,8 @@ def test_exports(env):
 
 def driver_path(env, mode, extra=0):
     bare = env.run([env.prog("scn_driver"), mode], preload=False)
-    run = env.run([env.prog("scn_driver"), mode])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
+    run = env.run_ok([env.prog("scn_driver"), mode])
     check(run.rcs() == bare.rcs(), "return codes differ from a run without the library")
-    check_balanced(run)
     labels = run.labels()
     check(labels[:6] == KERNELS6, f"labels {labels}")
     check(len(labels) == 6 + extra, f"{len(labels)} ranges for {6 + extra} launches")
@@ -71,8 +68,7 @@ def test_procaddr(env):
 def test_replay_cudart_requests(env):
     """The exact requests of the real CUDA 13.0 runtime, in order, through our resolver."""
     ref = os.path.join(ROOT, "tests", "data", "cudart-13.0-getprocaddress.txt")
-    run = env.run([env.prog("scn_driver"), "replay", ref], env={"NVTXCORR_LOG": "debug"})
-    check(run.rc == 0, f"rc {run.rc}: {run.err[-2000:]}")
+    run = env.run_ok([env.prog("scn_driver"), "replay", ref], env={"NVTXCORR_LOG": "debug"})
     m = re.search(r"replayed (\d+) found (\d+) wrapped (\d+)", run.out)
     check(m, run.out)
     requests = [line.split() for line in open(ref) if line[0] not in "#\n"]
@@ -112,11 +108,9 @@ def test_replay_cudart_requests(env):
 @scenario
 def test_nvcc_shared(env):
     bare = env.run([env.prog("app_shared"), "launch"], preload=False)
-    run = env.run([env.prog("app_shared"), "launch"])
-    check(run.rc == 0 and bare.rc == 0, f"rc {run.rc}/{bare.rc}: {run.err}")
-    check_rcs_zero(run)
+    check(bare.rc == 0, f"rc {bare.rc} without the library: {bare.err}")
+    run = env.run_ok([env.prog("app_shared"), "launch"])
     check(run.rcs() == bare.rcs(), "return codes differ")
-    check_balanced(run)
     check(run.labels() == ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0", "add1", "add1",
                            "add1"], f"labels {run.labels()}")
     check(sum(run.count(v) for v in VARIANTS) == 6, f"driver launches {run.counts}")
@@ -125,9 +119,7 @@ def test_nvcc_shared(env):
 
 @scenario
 def test_nvcc_per_thread(env):
-    run = env.run([env.prog("app_ptds"), "launch"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_balanced(run)
+    run = env.run_ok([env.prog("app_ptds"), "launch"])
     check(len(run.labels()) == 6, f"labels {run.labels()}")
     check(run.count("cuLaunchKernel") == 0 and run.count("cuLaunchKernel_ptsz") > 0,
           f"per-thread program reached legacy variants: {run.counts}")
@@ -135,10 +127,7 @@ def test_nvcc_per_thread(env):
 
 @scenario
 def test_nvcc_graph(env):
-    run = env.run([env.prog("app_shared"), "graph"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
-    check_balanced(run)
+    run = env.run_ok([env.prog("app_shared"), "graph"])
     labels = run.labels()
     check(labels[:5] == ["add1 [capture]"] * 4 + ["triton_poi_fused_add_0 [capture]"],
           f"capture labels {labels}")
@@ -148,10 +137,7 @@ def test_nvcc_graph(env):
 
 @scenario
 def test_nvcc_graph_paths(env):
-    run = env.run([env.prog("app_shared"), "graphs"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
-    check_balanced(run)
+    run = env.run_ok([env.prog("app_shared"), "graphs"])
     graphs = [t for t in run.labels() if t.startswith("graph#")]
     check(graphs == ["graph#1 (5 kernels)"] * 3 + ["graph#2 (5 kernels)", "graph#3 (5 kernels)"],
           f"runtime instantiation paths: {graphs}")
@@ -159,8 +145,8 @@ def test_nvcc_graph_paths(env):
           f"cudaGraphExecUpdate: {run.marks()}")
     check(run.labels()[-2:] == ["triton_poi_fused_add_0 [capture]", "add1"],
           f"cudaStreamBeginCaptureToGraph: {run.labels()[-3:]}")
-    ptds = env.run([env.prog("app_ptds"), "graphs"])
-    check(ptds.rc == 0 and [t for t in ptds.labels() if t.startswith("graph#")] == graphs,
+    ptds = env.run_ok([env.prog("app_ptds"), "graphs"])
+    check([t for t in ptds.labels() if t.startswith("graph#")] == graphs,
           f"per-thread build: {ptds.labels()} {ptds.err}")
     # CUDA 13's per-thread build keeps cudaGraphLaunch but uses the _ptsz instantiation.
     check(ptds.count("captured.cuLaunchKernel_ptsz") == 6, f"{ptds.counts}")
@@ -181,9 +167,7 @@ def test_launcher_check_and_explain(env):
 
 @scenario
 def test_driver_entry_point(env):
-    run = env.run([env.prog("app_shared"), "entry"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
+    run = env.run_ok([env.prog("app_shared"), "entry"])
     check(run.labels() == ["add1", "add1"], f"labels {run.labels()}")
     check(run.count("cuLaunchKernel") == 1 and run.count("cuLaunchKernel_ptsz") == 1,
           f"variants {run.counts}")
@@ -191,10 +175,8 @@ def test_driver_entry_point(env):
 
 @scenario
 def test_rtld_local_cudart(env):
-    run = env.run([env.prog("rtld_local"), env.prog("libmodel.so")])
-    check(run.rc == 0, f"rc {run.rc}: {run.out} {run.err}")
+    run = env.run_ok([env.prog("rtld_local"), env.prog("libmodel.so")])
     check(run.labels() == ["model_gemm_kernel"] * 5, f"labels {run.labels()}")
-    check_balanced(run)
 
 
 @scenario
@@ -217,9 +199,7 @@ def test_static_cudart(env):
 
 @scenario
 def test_threads(env):
-    run = env.run([env.prog("scn_driver"), "threads", "1000"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_balanced(run)
+    run = env.run_ok([env.prog("scn_driver"), "threads", "1000"])
     pushes = run.pushes()
     check(len(pushes) == 8000, f"{len(pushes)} ranges for 8000 launches")
     check(len({p["tid"] for p in pushes}) == 8, "ranges not on the launching threads")
@@ -230,11 +210,9 @@ def test_threads(env):
 @scenario
 def test_no_per_launch_memory(env):
     """100x more launches must not need more memory (no-op tool: nothing is recorded)."""
-    rss = []
-    for n in ("2000", "200000"):
-        run = env.run([env.prog("scn_driver"), "threads", n], env={"NVTXREC_MODE": "noop"})
-        check(run.rc == 0, f"rc {run.rc}: {run.err}")
-        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+    rss = [peak_rss(env.run_ok([env.prog("scn_driver"), "threads", n],
+                               env={"NVTXREC_MODE": "noop"}))
+           for n in ("2000", "200000")]
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
 
 
@@ -259,9 +237,7 @@ def test_failing_launches(env):
 def test_disabled(env):
     for value in (None, "0", "off"):
         extra = {"NVTXCORR": value} if value else {}
-        run = env.run([env.prog("scn_driver"), "direct"], enabled=False, env=extra)
-        check(run.rc == 0, f"rc {run.rc}")
-        check_rcs_zero(run)
+        run = env.run_ok([env.prog("scn_driver"), "direct"], enabled=False, env=extra)
         check(run.pushes() == [] and not any(e.get("name") == "nvtxcorr" for e in run.events),
               f"NVTXCORR={value}: NVTX used while disabled")
         check_quiet(run)
@@ -273,8 +249,8 @@ def test_disabled_reads_nothing_else(env):
     """Inert means inert: with NVTXCORR unset, bad values elsewhere are not even looked at."""
     bad = {"NVTXCORR_CAPTURE": "bogus", "NVTXCORR_LOG": "info",
            "NVTXCORR_LABELS": "/nonexistent/labels.conf", "NVTXCORR_LABELS_INLINE": "[ broken"}
-    run = env.run([env.prog("scn_driver"), "direct"], enabled=False, env=bad)
-    check(run.rc == 0 and run.err == "" and run.pushes() == [], f"{run.rc}: {run.err!r}")
+    run = env.run_ok([env.prog("scn_driver"), "direct"], enabled=False, env=bad)
+    check(run.err == "" and run.pushes() == [], f"{run.err!r}")
 
 
 @scenario
@@ -287,9 +263,7 @@ def test_enable_values(env):
 
 @scenario
 def test_no_tool(env):
-    run = env.run([env.prog("scn_driver"), "direct"], tool=False)
-    check(run.rc == 0, f"rc {run.rc}")
-    check_rcs_zero(run)
+    run = env.run_ok([env.prog("scn_driver"), "direct"], tool=False)
     check_quiet(run)
     check(sum(run.count(v) for v in VARIANTS) == 6, "launches lost")
     info = env.run([env.prog("scn_driver"), "direct"], tool=False, env={"NVTXCORR_LOG": "info"})
@@ -299,23 +273,20 @@ def test_no_tool(env):
 @scenario
 def test_bad_injection_path(env):
     bad = {"NVTX_INJECTION64_PATH": "/nonexistent/libtool.so"}
-    run = env.run([env.prog("scn_driver"), "direct"], tool=False, env=bad)
-    check(run.rc == 0, f"rc {run.rc}")
-    check_rcs_zero(run)
+    run = env.run_ok([env.prog("scn_driver"), "direct"], tool=False, env=bad)
     check_quiet(run)
     warn = env.run([env.prog("scn_driver"), "direct"], tool=False,
                    env=dict(bad, NVTXCORR_LOG="warn"))
     check(re.search(r"^nvtxcorr: warn: NVTX_INJECTION64_PATH=/nonexistent/libtool.so could "
                     r"not be loaded; pass-through$", warn.err, re.M), warn.err)
-    failing = env.run([env.prog("scn_driver"), "direct"], env={"NVTXREC_FAIL_INIT": "1"})
-    check(failing.rc == 0 and failing.pushes() == [], "a tool that fails to initialise")
+    failing = env.run_ok([env.prog("scn_driver"), "direct"], env={"NVTXREC_FAIL_INIT": "1"})
+    check(failing.pushes() == [], "a tool that fails to initialise")
 
 
 @scenario
 def test_stacking(env):
     value = env.lib + ":" + env.prog("libstack.so")
-    run = env.run([env.prog("scn_driver"), "direct"], preload_value=value)
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_driver"), "direct"], preload_value=value)
     check("stack: RTLD_NEXT puts is libc" in run.err, run.err)
     check("stack: cuLaunchKernel calls 1" in run.err, run.err)
     check(run.labels() == KERNELS6, f"labels {run.labels()}")
@@ -325,16 +296,14 @@ def test_stacking(env):
 @scenario
 def test_rtld_next_from_local_plugin(env):
     for enabled in (True, False):
-        run = env.run([env.prog("rtld_local"), env.prog("libplugin.so")], enabled=enabled)
-        check(run.rc == 0 and "RTLD_NEXT malloc is libc" in run.out,
-              f"enabled={enabled}: rc {run.rc}: {run.out} {run.err}")
+        run = env.run_ok([env.prog("rtld_local"), env.prog("libplugin.so")], enabled=enabled,
+                         what=f"enabled={enabled}")
+        check("RTLD_NEXT malloc is libc" in run.out, f"enabled={enabled}: {run.out} {run.err}")
 
 
 @scenario
 def test_libcuda_dlclosed_and_reloaded(env):
-    run = env.run([env.prog("scn_reload")])
-    check(run.rc == 0, f"rc {run.rc}: {run.out} {run.err}")
-    check_rcs_zero(run)
+    run = env.run_ok([env.prog("scn_reload")])
     check(len(run.marks()) == 1, f"graph not recorded: {run.events}")
 
 
@@ -342,15 +311,14 @@ def test_libcuda_dlclosed_and_reloaded(env):
 def test_other_cudart_versions_untouched(env):
     """Programs built against another runtime (here a CUDA 11-style one whose
     cudaGraphInstantiate takes 5 arguments) must not bind to the CUDA 13 hooks."""
-    run = env.run([env.prog("cudart11_app")])
-    check(run.rc == 0 and "log=intact size=64" in run.out, f"rc {run.rc}: {run.out} {run.err}")
+    run = env.run_ok([env.prog("cudart11_app")])
+    check("log=intact size=64" in run.out, f"{run.out} {run.err}")
 
 
 @scenario
 def test_silent_in_other_processes(env):
     for argv in (["/bin/true"], ["/bin/sh", "-c", "ls / > /dev/null; echo ok"]):
-        run = env.run(argv, env={"NVTXCORR_LOG": "info"})
-        check(run.rc == 0, f"{argv}: rc {run.rc}")
+        run = env.run_ok(argv, env={"NVTXCORR_LOG": "info"})
         check(run.err == "", f"{argv}: printed {run.err!r}")
         check(run.events == [], f"{argv}: NVTX used")
 
@@ -367,18 +335,16 @@ def test_info_line(env):
 @scenario
 def test_names_without_driver_name_api(env):
     """Drivers before 12.3 lack cuFuncGetName: names come from cuModuleGetFunction."""
-    run = env.run([env.prog("scn_driver"), "direct"], env={"FAKECUDA_DRIVER_VERSION": "12000"})
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_driver"), "direct"], env={"FAKECUDA_DRIVER_VERSION": "12000"})
     check(run.labels() == KERNELS6, f"labels {run.labels()}")
 
 
 @scenario
 def test_launcher_options(env):
     launcher = os.path.join(env.build, "bin", "nvtxcorr")
-    run = env.run([launcher, "--labels-inline", "graph:* g;flash* attn", "--capture", "skip",
-                   "--no-graph-marks", "--library", env.lib, env.prog("scn_driver"), "graphs"],
-                  preload=False, enabled=False)
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    run = env.run_ok([launcher, "--labels-inline", "graph:* g;flash* attn", "--capture", "skip",
+                      "--no-graph-marks", "--library", env.lib, env.prog("scn_driver"), "graphs"],
+                     preload=False, enabled=False)
     check(run.marks() == [], "--no-graph-marks")
     check(not any(t.endswith("[capture]") for t in run.labels()), "--capture skip")
     check(run.labels().count("g") == 9 and "attn" not in run.labels(), f"{run.labels()}")
@@ -413,9 +379,8 @@ def test_installed_layout(env):
 def test_launcher(env):
     launcher = os.path.join(env.build, "bin", "nvtxcorr")
     other = env.prog("libstack.so")
-    run = env.run([launcher, "--log", "info", "--", env.prog("scn_driver"), "direct"],
-                  preload=True, enabled=False, preload_value=other)
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    run = env.run_ok([launcher, "--log", "info", "--", env.prog("scn_driver"), "direct"],
+                     preload=True, enabled=False, preload_value=other)
     check(run.labels() == KERNELS6, f"labels {run.labels()}")
     check("stack: RTLD_NEXT puts is libc" in run.err, "existing LD_PRELOAD was not kept")
     check("nvtxcorr: info: enabled" in run.err, run.err)

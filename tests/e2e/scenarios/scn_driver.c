@@ -24,36 +24,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "scn_common.h"
+
 extern unsigned long long fakecuda_count(const char *name);
 extern int fakecuda_make_function(const char *mangled, CUfunction *out);
 
-static const char image[] = "FAKEIMAGE\n"
-                            "_Z4add1Pii\n"
-                            "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params\n"
-                            "triton_poi_fused_add_0\n";
 static CUfunction add1, flash, triton;
 static CUstream stream;
 
-#define CHECK(what, call)                                                                          \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        printf("rc %s %d\n", what, (int)r_);                                                       \
-    } while (0)
-
 static void setup(void)
 {
-    CUmodule mod;
-    CUcontext ctx;
-    CUdevice dev;
-    cuInit(0);
-    cuDeviceGet(&dev, 0);
-    cuDevicePrimaryCtxRetain(&ctx, dev);
-    cuCtxSetCurrent(ctx);
-    CHECK("cuModuleLoadData", cuModuleLoadData(&mod, image));
-    cuModuleGetFunction(&add1, mod, "_Z4add1Pii");
-    cuModuleGetFunction(&flash, mod, "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params");
-    cuModuleGetFunction(&triton, mod, "triton_poi_fused_add_0");
-    cuStreamCreate(&stream, 0);
+    stream = scn_context();
+    CHECK("cuModuleLoadData", scn_load_kernels(&add1, &flash, &triton));
 }
 
 typedef CUresult (*launch_fn)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -197,16 +179,6 @@ static void fail(void)
     CHECK("ok-after", cuLaunchKernel(add1, 1, 1, 1, 1, 1, 1, 0, stream, NULL, NULL));
 }
 
-/* Peak resident set, for the test that per-launch work allocates nothing. */
-static void print_peak_rss(void)
-{
-    char line[256];
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
-    if (f) fclose(f);
-}
-
 extern int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3],
                       void *(*getproc)(const char *, int, int));
 
@@ -246,7 +218,7 @@ int main(int argc, char **argv)
         return replay(argv[2]);
     } else if (!strcmp(mode, "threads")) {
         threads(argc > 2 ? atoi(argv[2]) : 1000);
-        print_peak_rss();
+        scn_print_peak_rss();
     } else if (!strcmp(mode, "fail")) {
         fail();
     } else if (!strcmp(mode, "many")) {

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import KERNELS6, ROOT, Skip, check, check_balanced, scenario
+from harness import KERNELS6, ROOT, Skip, check, scenario
 
 
 def copy_build_tree(env, dest):
@@ -19,8 +19,8 @@ def copy_build_tree(env, dest):
 def check_refused(env, launcher, why):
     """ld.so splits LD_PRELOAD on spaces and colons: such a path would load nothing and the
     program would run uninstrumented, so the launcher must refuse before running it."""
-    run = env.run([launcher, env.prog("scn_driver"), "direct"], preload=False, enabled=False)
-    check(run.rc == 2, f"{why}: rc {run.rc}, stderr {run.err!r}")
+    run = env.run_ok([launcher, env.prog("scn_driver"), "direct"], rc=2, what=why,
+                     preload=False, enabled=False)
     check("nvtxcorr: error:" in run.err and "LD_PRELOAD" in run.err, f"{why}: {run.err!r}")
     check(run.out == "" and run.labels() == [], f"{why}: the program ran: {run.out!r}")
 
@@ -35,9 +35,9 @@ def test_launcher_prefix_with_space(env):
         # --library names the same kind of path explicitly.
         good = os.path.join(tmp, "good")
         launcher = copy_build_tree(env, good)
-        run = env.run([launcher, "--library", os.path.join(prefix, "lib", "libnvtxcorr.so"),
-                       "true"], preload=False, enabled=False)
-        check(run.rc == 2 and "nvtxcorr: error:" in run.err, f"--library: {run.err!r}")
+        run = env.run_ok([launcher, "--library", os.path.join(prefix, "lib", "libnvtxcorr.so"),
+                          "true"], rc=2, what="--library", preload=False, enabled=False)
+        check("nvtxcorr: error:" in run.err, f"--library: {run.err!r}")
 
 
 @scenario
@@ -57,10 +57,9 @@ def test_launcher_cdpath(env):
         shell = 'cd "$0" && exec bin/nvtxcorr --library lib/libnvtxcorr.so "$@"'
         for argv in (["sh", "-c", shell], ["sh", "-c", shell.replace(" --library lib/"
                                                                       "libnvtxcorr.so", "")]):
-            run = env.run([*argv, os.path.join(tmp, "tree"), env.prog("scn_driver"), "direct"],
-                          preload=False, enabled=False,
-                          env={"CDPATH": os.path.join(tmp, "tree")})
-            check(run.rc == 0, f"{argv[-1]}: rc {run.rc}: {run.err!r}")
+            run = env.run_ok([*argv, os.path.join(tmp, "tree"), env.prog("scn_driver"), "direct"],
+                             what=argv[-1], preload=False, enabled=False,
+                             env={"CDPATH": os.path.join(tmp, "tree")})
             check(run.labels() == KERNELS6, f"{argv[-1]}: labels {run.labels()} {run.err!r}")
 
 
@@ -71,11 +70,9 @@ def cmake_version():
 
 def run_demo(env, launcher):
     """tests/demo's program under a launcher with the demo's label table (as scripts/demo)."""
-    run = env.run([launcher, "--labels", os.path.join(ROOT, "tests", "demo", "demo.conf"), "--",
-                   os.path.join(env.build, "tests", "demo", "demo_infer")],
-                  preload=False, enabled=False)
-    check(run.rc == 0, f"{launcher}: rc {run.rc}: {run.err}")
-    check_balanced(run)
+    run = env.run_ok([launcher, "--labels", os.path.join(ROOT, "tests", "demo", "demo.conf"),
+                      "--", os.path.join(env.build, "tests", "demo", "demo_infer")],
+                     what=launcher, preload=False, enabled=False)
     check({"attention.prefill", "attention.decode [capture]", "decode.step", "matmul"}
           <= set(run.labels()),
           f"{launcher}: labels {sorted(set(run.labels()))}")

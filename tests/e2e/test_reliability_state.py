@@ -2,21 +2,14 @@
 in signal handlers, across plugin unloads, and under graph churn with fresh handles."""
 import os
 import re
-import subprocess
 
-from harness import check, check_balanced, check_rcs_zero, scenario
+from harness import check, scenario
 
 LONG_KERNEL_BASE = "Kernel"  # base name of scn_state's CUTLASS-like kernel
 
 
 def state_run(env, args, extra=None, timeout=240):
-    try:
-        run = env.run([env.prog("scn_state"), *args], env=extra or {}, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise AssertionError(f"scn_state {' '.join(args)} hung (killed after {timeout} s)")
-    check(run.rc == 0, f"rc {run.rc}: {run.err[-2000:]}\n{run.out[-2000:]}")
-    check_rcs_zero(run)
-    return run
+    return env.run_ok([env.prog("scn_state"), *args], env=extra or {}, timeout=timeout)
 
 
 @scenario
@@ -30,7 +23,6 @@ def test_fork_while_threads_launch(env):
     check(m[2] == "0" and m[3] == "0",
           f"{m[2]} of {m[1]} forked children hung, {m[3]} failed")
     check(int(m[1]) == 300, f"only {m[1]} forks")
-    check_balanced(run)
 
 
 def stack_check(env, extra):
@@ -44,7 +36,6 @@ def stack_check(env, extra):
     check(used["first_launch"] - used["seen_launch"] <= budget and used["instantiate"] <= 2048,
           f"stack used below the caller: {used} (first launch: at most {budget} bytes more "
           "than a launch of a known kernel)")
-    check_balanced(run)
     return run
 
 
@@ -75,7 +66,6 @@ def test_launches_from_signal_handler(env):
     m = re.search(r"handler_launches (\d+) unseen_launches (\d+)", run.out)
     check(m, run.out)
     check(int(m[1]) >= 100, f"only {m[1]} handler launches: the timer did not fire")
-    check_balanced(run)
     labels = run.labels()
     check(labels.count("main_body_0") == 20000, f"{labels.count('main_body_0')} main-body ranges")
     odd = {t for t in labels if t not in ("main_body_0", "seen_kernel_0")
@@ -95,11 +85,8 @@ def test_plugin_unloaded_and_replaced(env):
     args = [env.prog("scn_plugins"), env.prog("libkplugin_alpha.so"),
             env.prog("libkplugin_omega.so")]
     bare = env.run(args, preload=False)
-    run = env.run(args)
-    check(run.rc == 0, f"rc {run.rc}: {run.err}\n{run.out}")
-    check_rcs_zero(run)
+    run = env.run_ok(args)
     check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
-    check_balanced(run)
     if "same_address 1" not in run.out:
         print("  skipped: the second plugin was not loaded at the first one's address")
         return

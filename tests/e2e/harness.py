@@ -5,15 +5,17 @@ colours, categories, marks, balance per thread), on the fake driver's per-varian
 (so a swapped _ptsz/legacy variant is caught), and on the program's own return codes compared
 with a run without the library.
 
-The scenarios live in test_*.py beside this file; run_tests.py runs them.
+The scenarios live in test_*.py beside this file, the programs they run in scenarios/;
+run_tests.py runs them.
 """
 import os
 import re
+import shlex
 import subprocess
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
+ROOT = os.path.dirname(os.path.dirname(HERE))
 SCENARIOS = {}
 # Built by nvcc: absent when the build had no CUDA toolkit (headers from the wheels).
 NVCC_PROGRAMS = ("app_shared", "app_ptds", "app_static", "libmodel.so")
@@ -96,7 +98,7 @@ class Env:
                                                                         "libnvtxcorr.so")
         self.preload_first = os.environ.get("NVTXCORR_TEST_PRELOAD_FIRST", "")
         self.fakes = os.path.join(self.build, "fakes")
-        self.bin = os.path.join(self.build, "tests", "scenarios")
+        self.bin = os.path.join(self.build, "tests", "e2e", "scenarios")
         self.recorder = os.path.join(self.fakes, "libnvtx_recorder.so")
 
     def prog(self, name):
@@ -127,6 +129,26 @@ class Env:
             p = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
             return Run(p.returncode, p.stdout, p.stderr, parse_events(rec), parse_counts(counts))
 
+    def run_ok(self, argv, rc=0, balanced=True, what=None, **kwargs):
+        """run(argv, **kwargs) and the checks nearly every scenario starts with: the program
+        exits with rc (and does not hang past the timeout), every call it reports ("rc <what>
+        <code>") returned 0, and, unless balanced=False, every range was popped on the thread
+        that pushed it. what names the run in failures (default: the program, its arguments
+        and the extra environment)."""
+        if what is None:
+            extra = " ".join(f"{k}={v}" for k, v in (kwargs.get("env") or {}).items())
+            what = " ".join([os.path.basename(argv[0]), *argv[1:]] + ([extra] if extra else []))
+        try:
+            run = self.run(argv, **kwargs)
+        except subprocess.TimeoutExpired as e:
+            raise AssertionError(f"{what}: hung (killed after {e.timeout} s)") from None
+        check(run.rc == rc, f"{what}: rc {run.rc}, expected {rc}\nstderr: {run.err[-2000:]}\n"
+              f"stdout: {run.out[-2000:]}")
+        check_rcs_zero(run, what)
+        if balanced:
+            check_balanced(run)
+        return run
+
 
 def check(cond, msg):
     if not cond:
@@ -149,24 +171,46 @@ def check_balanced(run, domain="nvtxcorr"):
     check(all(len(s) == 0 for s in stacks.values()), "unbalanced")
 
 
-def check_rcs_zero(run):
+def check_rcs_zero(run, what=None):
     bad = [(w, c) for w, c in run.rcs() if c != "0"]
-    check(not bad, f"calls failed: {bad}\nstderr: {run.err}")
+    check(not bad, f"{what + ': ' if what else ''}calls failed: {bad}\nstderr: {run.err}")
+
+
+def peak_rss(run):
+    """The peak resident set (VmHWM, kB) that a scenario program printed as "peak_rss_kb N"."""
+    m = re.search(r"^peak_rss_kb (\d+)$", run.out, re.M)
+    check(m, f"no peak_rss_kb line in the output: {run.out[-2000:]}")
+    return int(m[1])
 
 
 def check_quiet(run):
     check(run.err == "", f"unexpected stderr: {run.err!r}")
 
 
+# Each row of src/hooks.def as one line of preprocessor output (the row macros are documented at
+# the top of hooks.def): what the library's own build sees, conditionals and all.
+HOOK_ROW_PRINTER = """
+#define DRIVER(kind, symbol, public, version, ptsz, ...) \\
+    nvtxcorr_hook_row driver kind symbol public version ptsz
+#define RUNTIME(kind, symbol, ptsz, ...) nvtxcorr_hook_row runtime kind symbol - 0 ptsz
+#include "hooks.def"
+"""
+
+
 def hooks_table():
-    """(kind, symbol, public, version, ptsz, layer) from src/hooks.def."""
-    text = open(os.path.join(ROOT, "src", "hooks.def")).read()
-    out = []
-    for m in re.finditer(r"^DRIVER\((\w+), (\w+), (\w+), (\d+), (\d)", text, re.M):
-        out.append((m[1], m[2], m[3], int(m[4]), int(m[5]), "driver"))
-    for m in re.finditer(r"^RUNTIME\((\w+), (\w+), (\d)", text, re.M):
-        out.append((m[1], m[2], None, 0, int(m[3]), "runtime"))
-    return out
+    """(kind, symbol, public, version, ptsz, layer) for every row of src/hooks.def (public None
+    for the runtime), expanded by the C preprocessor: the build's compiler (NVTXCORR_TEST_CC,
+    set by CMake), or cc."""
+    cc = shlex.split(os.environ.get("NVTXCORR_TEST_CC") or "cc")
+    p = subprocess.run([*cc, "-E", "-P", "-I", os.path.join(ROOT, "src"), "-x", "c", "-"],
+                       input=HOOK_ROW_PRINTER, capture_output=True, text=True)
+    check(p.returncode == 0, f"{' '.join(cc)} -E over hooks.def: rc {p.returncode}: {p.stderr}")
+    rows = re.findall(r"\bnvtxcorr_hook_row\s+(driver|runtime)\s+(\w+)\s+(\w+)\s+(\w+|-)\s+"
+                      r"(\d+)\s+([01])\b", p.stdout)
+    check(rows and len(rows) == p.stdout.count("nvtxcorr_hook_row"),
+          f"unexpected rows in the preprocessed hooks.def:\n{p.stdout}")
+    return [(kind, symbol, None if layer == "runtime" else public, int(version), int(ptsz), layer)
+            for layer, kind, symbol, public, version, ptsz in rows]
 
 
 KERNELS6 = ["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"] * 2

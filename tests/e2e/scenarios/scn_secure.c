@@ -1,8 +1,8 @@
-/* A program that a test installs set-user-ID (tests/test_reliability_resolve.py). It is linked
- * against libnvtxcorr.so itself, ahead of libcuda.so.1, because the dynamic loader ignores
- * LD_PRELOAD paths in secure-execution mode: linked first, the library is loaded and interposes
- * exactly as a preload from /etc/ld.so.preload would. Prints whether the kernel started it in
- * secure-execution mode (AT_SECURE) and "rc <what> <CUresult>" per launch. */
+/* A program that a test installs set-user-ID (tests/e2e/test_reliability_resolve.py). It is
+ * linked against libnvtxcorr.so itself, ahead of libcuda.so.1, because the dynamic loader
+ * ignores LD_PRELOAD paths in secure-execution mode: linked first, the library is loaded and
+ * interposes exactly as a preload from /etc/ld.so.preload would. Prints whether the kernel
+ * started it in secure-execution mode (AT_SECURE) and "rc <what> <CUresult>" per launch. */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <stdio.h>

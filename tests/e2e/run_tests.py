@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Runs the end-to-end scenarios of tests/test_*.py against a build directory.
+"""Runs the end-to-end scenarios of tests/e2e/test_*.py against a build directory.
 
 usage: run_tests.py --build DIR [--list] [--skip NAME]... [scenario ...]   (none: all)
 CTest runs one scenario per test. The last line is "N passed, N failed[, N skipped]"; a
@@ -14,7 +14,7 @@ import traceback
 
 import harness
 
-# Every tests/test_*.py registers its scenarios when imported.
+# Every tests/e2e/test_*.py registers its scenarios when imported.
 HERE = os.path.dirname(os.path.abspath(__file__))
 for _path in sorted(glob.glob(os.path.join(HERE, "test_*.py"))):
     importlib.import_module(os.path.basename(_path)[:-3])

@@ -13,17 +13,21 @@ import subprocess
 import tempfile
 import time
 
-from harness import ROOT, check, check_balanced, scenario
+from harness import check, peak_rss, scenario
 
 HOST = socket.gethostname()
 
 
-def profile_run(env, argv, path_name="p.%p.json", extra=None, tool=False, tmp=None):
-    """Runs argv in profile mode; returns (run, {pid: summary}, tmpdir)."""
+def profile_run(env, argv, path_name="p.%p.json", extra=None, tool=False, tmp=None, rc=0):
+    """Runs argv in profile mode, checked as by env.run_ok (exit status rc; rc=None: unchecked,
+    for runs whose calls fail); returns (run, {pid: summary}, tmpdir)."""
     tmp = tmp or tempfile.mkdtemp(prefix="nvtxcorr-profile-")
     e = {"NVTXCORR_PROFILE": os.path.join(tmp, path_name)}
     e.update(extra or {})
-    run = env.run(argv, tool=tool, env=e)
+    if rc is None:
+        run = env.run(argv, tool=tool, env=e)
+    else:
+        run = env.run_ok(argv, rc=rc, tool=tool, env=e)
     return run, summaries(tmp), tmp
 
 
@@ -77,7 +81,7 @@ def test_profile_driver_paths(env):
     """Every driver path, no NVTX tool: counts per label and per raw kernel name."""
     for mode, add1 in (("direct", 2), ("dlsym", 2), ("procaddr", 3)):
         run, sums, _ = profile_run(env, [env.prog("scn_driver"), mode])
-        check(run.rc == 0 and run.err == "", f"{mode}: rc {run.rc}: {run.err}")
+        check(run.err == "", f"{mode}: {run.err}")
         d = only(sums)
         check_schema(d)
         check(launches(d) == {"add1": add1, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 2},
@@ -94,8 +98,6 @@ def test_profile_driver_paths(env):
 def test_profile_with_tool(env):
     """With a tool attached, ranges still go to it, and the summary is collected."""
     run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"], tool=True)
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_balanced(run)
     check(sorted(run.labels()) == sorted(["add1", "flash_fwd_kernel", "triton_poi_fused_add_0"] * 2),
           f"ranges {run.labels()}")
     check(launches(only(sums)) == {"add1": 2, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 2},
@@ -108,7 +110,6 @@ def test_profile_runtime(env):
     although each passes two hooks."""
     for prog in ("app_shared", "app_ptds"):
         run, sums, _ = profile_run(env, [env.prog(prog), "launch"])
-        check(run.rc == 0, f"{prog}: rc {run.rc}: {run.err}")
         d = only(sums)
         check_schema(d)
         check(launches(d) == {"add1": 4, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1},
@@ -129,7 +130,6 @@ def test_profile_graphs_and_capture(env):
     for mode in ("mark", "skip", "plain"):
         run, sums, _ = profile_run(env, [env.prog("scn_driver"), "graphs"],
                                    extra={"NVTXCORR_CAPTURE": mode})
-        check(run.rc == 0, f"{mode}: rc {run.rc}: {run.err}")
         d = only(sums)
         check_schema(d)
         labels = by_label(d)
@@ -154,7 +154,7 @@ def test_profile_rules(env):
     rules = 'flash* attn category=attention; add1 -; graph:* "decode step" category=graph'
     run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
                                extra={"NVTXCORR_LABELS_INLINE": rules})
-    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    check(run.err == "", run.err)
     d = only(sums)
     labels = by_label(d)
     check(set(labels) == {"attn", "triton_poi_fused_add_0"}, f"labels {set(labels)}")
@@ -174,13 +174,13 @@ def test_profile_rules(env):
 def test_profile_errors(env):
     """A failing launch counts in launches and in errors; return codes are unchanged."""
     bare = env.run([env.prog("scn_driver"), "fail"], preload=False)
-    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "fail"])
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "fail"], rc=None)
     check(run.rcs() == bare.rcs(), f"return codes changed: {run.rcs()} vs {bare.rcs()}")
     labels = by_label(only(sums))
     got = {k: (v["launches"], v["errors"]) for k, v in labels.items()}
     check(got == {"add1": (3, 2), "unknown_kernel": (1, 1), "graph#?": (1, 1)}, f"{got}")
     run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
-                               extra={"FAKECUDA_FAIL_LAUNCH": "719"})
+                               extra={"FAKECUDA_FAIL_LAUNCH": "719"}, rc=None)
     check([c for w, c in run.rcs() if w.startswith("cuLaunch")] == ["719"] * 6, f"{run.rcs()}")
     d = only(sums)
     check(d["totals"]["errors"] == 6 and d["totals"]["launches"] == 6, f"{d['totals']}")
@@ -190,7 +190,6 @@ def test_profile_errors(env):
 def test_profile_threads(env):
     """8 threads, 4 of which exit before the others start: no count is lost."""
     run, sums, _ = profile_run(env, [env.prog("scn_profile"), "threads"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
     check(launches(only(sums)) == {"add1": 360, "flash_fwd_kernel": 28},
           f"{launches(only(sums))}")
     run, sums, _ = profile_run(env, [env.prog("scn_driver"), "threads", "1000"])
@@ -202,7 +201,6 @@ def test_profile_threads(env):
 def test_profile_fork(env):
     """A forked child writes its own file (%p), with only its own launches."""
     run, sums, _ = profile_run(env, [env.prog("scn_profile"), "fork"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
     child = int(re.search(r"child (\d+) status 0", run.out)[1])
     check(len(sums) == 2 and child in sums, f"files for {list(sums)}, child {child}")
     parent = next(d for pid, d in sums.items() if pid != child)
@@ -212,8 +210,7 @@ def test_profile_fork(env):
 
 @scenario
 def test_profile_exit_from_thread(env):
-    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "exit-thread"])
-    check(run.rc == 7, f"rc {run.rc}: {run.err}")
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "exit-thread"], rc=7)
     check(launches(only(sums)) == {"add1": 3, "flash_fwd_kernel": 2}, f"{launches(only(sums))}")
 
 
@@ -222,14 +219,13 @@ def test_profile_sigterm(env):
     """Default action: the file is written and the process still dies by SIGTERM. A handler
     the program installed, before or after profile mode started, runs instead of ours."""
     bare = env.run([env.prog("scn_profile"), "signal", "default"], preload=False)
-    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "signal", "default"])
-    check(bare.rc == -signal.SIGTERM and run.rc == -signal.SIGTERM,
-          f"killed by SIGTERM expected: {run.rc} (bare {bare.rc}) {run.err}")
+    check(bare.rc == -signal.SIGTERM, f"not killed by SIGTERM without the library: {bare.rc}")
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "signal", "default"],
+                               rc=-signal.SIGTERM)
     check(launches(only(sums)) == {"add1": 5}, f"{launches(only(sums))}")
     for when in ("before", "after"):
         run, sums, _ = profile_run(env, [env.prog("scn_profile"), "signal", when])
-        check(run.rc == 0 and "handler ran" in run.out and "returned" in run.out,
-              f"{when}: rc {run.rc}: {run.out} {run.err}")
+        check("handler ran" in run.out and "returned" in run.out, f"{when}: {run.out} {run.err}")
         check(launches(only(sums)) == {"add1": 5}, f"{when}: {launches(only(sums))}")
 
 
@@ -237,7 +233,6 @@ def test_profile_sigterm(env):
 def test_profile_no_launch(env):
     """A process that used CUDA but launched nothing still writes its (empty) summary."""
     run, sums, _ = profile_run(env, [env.prog("scn_profile"), "nolaunch"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
     d = only(sums)
     check(d["labels"] == [] and d["kernels"] == [] and d["totals"]["launches"] == 0, f"{d}")
 
@@ -245,10 +240,11 @@ def test_profile_no_launch(env):
 @scenario
 def test_profile_path_expansion(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
-    run = env.run([env.prog("scn_profile"), "exit-code", "0"],
-                  env={"NVTXCORR_PROFILE": os.path.join(tmp, "r%q{RANK}-%h-%p-%%-%q{UNSET_X}.csv"),
-                       "RANK": "3"})
-    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_profile"), "exit-code", "0"],
+                     env={"NVTXCORR_PROFILE": os.path.join(tmp,
+                                                           "r%q{RANK}-%h-%p-%%-%q{UNSET_X}.csv"),
+                          "RANK": "3"})
+    check(run.err == "", run.err)
     names = os.listdir(tmp)
     check(len(names) == 1 and re.fullmatch(rf"r3-{re.escape(HOST)}-\d+-%-\.csv", names[0]),
           f"expanded names {names}")
@@ -296,10 +292,9 @@ def test_profile_unwritable_paths(env):
     run = env.run(prog, env={"NVTXCORR_PROFILE": notdir})
     check_on_stderr(run, notdir, "a component of the path is not a directory")
     readonly = "/proc/nvtxcorr-test.json"  # unwritable even for root
-    run = env.run(prog, env={"NVTXCORR_PROFILE": readonly})
+    run = env.run_ok(prog, env={"NVTXCORR_PROFILE": readonly})
     check(re.search(r"^nvtxcorr: error: /proc/nvtxcorr-test.json: .*summary printed to stderr",
                     run.err, re.M) and re.search(r"^add1 +- +1 ", run.err, re.M), run.err)
-    check(all(r == 0 for r in [run.rc]), f"rc {run.rc}")
 
 
 @scenario
@@ -309,9 +304,9 @@ def test_profile_text_table(env):
     path = os.path.join(tmp, "p.txt")
     rules = '"*triton*" "a very long label that does not fit in the label column at all" ' \
             'category=some-long-category'
-    run = env.run([env.prog("scn_driver"), "direct"],
-                  env={"NVTXCORR_PROFILE": path, "NVTXCORR_LABELS_INLINE": rules})
-    check(run.rc == 0 and run.err == "", f"{run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_driver"), "direct"],
+                     env={"NVTXCORR_PROFILE": path, "NVTXCORR_LABELS_INLINE": rules})
+    check(run.err == "", run.err)
     text = open(path).read()
     lines = text.splitlines()
     check(all(len(line) <= 100 for line in lines), f"lines over 100 columns:\n{text}")
@@ -331,9 +326,7 @@ def test_profile_memory_flat(env):
     for i, n in enumerate(("100000", "10000000")):
         e = {"NVTXCORR_PROFILE": os.path.join(tmp, f"p{i}.json"),
              "NVTXCORR_TRACE": os.path.join(tmp, f"trace{i}.json"), "NVTXCORR_TRACE_MAX_MB": "2"}
-        run = env.run([env.prog("scn_profile"), "loop", n], env=e, timeout=600)
-        check(run.rc == 0, f"rc {run.rc}: {run.err}")
-        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+        rss.append(peak_rss(env.run_ok([env.prog("scn_profile"), "loop", n], env=e, timeout=600)))
         d = json.load(open(os.path.join(tmp, f"p{i}.json")))
         check(launches(d) == {"add1": int(n)}, f"{launches(d)}")
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
@@ -366,8 +359,8 @@ def check_trace_events(events, n_launches=None):
 def test_trace(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
     path = os.path.join(tmp, "trace.%p.json")
-    run = env.run([env.prog("scn_driver"), "graphs"], env={"NVTXCORR_TRACE": path})
-    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_driver"), "graphs"], env={"NVTXCORR_TRACE": path})
+    check(run.err == "", run.err)
     files = os.listdir(tmp)
     check(len(files) == 1, f"{files}")
     events = json.load(open(os.path.join(tmp, files[0])))
@@ -398,9 +391,8 @@ def test_trace(env):
 def test_trace_size_cap(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
     path = os.path.join(tmp, "trace.json")
-    run = env.run([env.prog("scn_profile"), "loop", "200000"],
-                  env={"NVTXCORR_TRACE": path, "NVTXCORR_TRACE_MAX_MB": "1"})
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
+    run = env.run_ok([env.prog("scn_profile"), "loop", "200000"],
+                     env={"NVTXCORR_TRACE": path, "NVTXCORR_TRACE_MAX_MB": "1"})
     warnings = re.findall(r"^nvtxcorr: warn: .*NVTXCORR_TRACE_MAX_MB=1 MiB; recording stopped$",
                           run.err, re.M)
     check(len(warnings) == 1 and run.err.count("\n") == 1, f"one warning expected: {run.err}")
@@ -441,39 +433,37 @@ def launcher(env):
     return os.path.join(env.build, "bin", "nvtxcorr")
 
 
-def stat_run(env, argv, extra_args=(), extra_env=None):
-    return env.run([launcher(env), "stat", "--library", env.lib, *extra_args, "--", *argv],
-                   preload=False, enabled=False, tool=False, env=extra_env)
+def stat_run(env, argv, extra_args=(), extra_env=None, rc=0):
+    return env.run_ok([launcher(env), "stat", "--library", env.lib, *extra_args, "--", *argv],
+                      rc=rc, preload=False, enabled=False, tool=False, env=extra_env)
 
 
 @scenario
 def test_stat(env):
     """nvtxcorr stat: the table on stderr, the command's own output and exit status intact."""
     run = stat_run(env, [env.prog("scn_driver"), "direct"])
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
     check("rc cuLaunchKernel 0" in run.out, "the command's stdout is its own")
     lines = run.err.splitlines()
     check(lines[0].startswith("nvtxcorr: profile of pid ") and " 6 launches (0 graph)" in lines[0],
           run.err)
     check({line.split()[0] for line in lines[2:]} ==
           {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"}, run.err)
-    run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"])
-    check(run.rc == 3 and re.search(r"^add1 +- +1 ", run.err, re.M), f"rc {run.rc}: {run.err}")
-    run = stat_run(env, [env.prog("scn_profile"), "signal", "default"])
-    check(run.rc == 128 + signal.SIGTERM and re.search(r"^add1 +- +5 ", run.err, re.M),
-          f"killed by SIGTERM: rc {run.rc}: {run.err}")
+    run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"], rc=3)
+    check(re.search(r"^add1 +- +1 ", run.err, re.M), run.err)
+    run = stat_run(env, [env.prog("scn_profile"), "signal", "default"], rc=128 + signal.SIGTERM)
+    check(re.search(r"^add1 +- +5 ", run.err, re.M), f"killed by SIGTERM: {run.err}")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
     for name in ("kept.json", "kept.csv", "kept.txt"):
         out = os.path.join(tmp, name)
         run = stat_run(env, [env.prog("scn_profile"), "fork"], ["-o", out])
-        check(run.rc == 0 and os.path.exists(out), f"{name}: rc {run.rc}: {run.err}")
+        check(os.path.exists(out), f"{name}: not written: {run.err}")
         check("profile of 2 processes: 6 launches" in run.err, f"fork: {run.err}")
     d = json.load(open(os.path.join(tmp, "kept.json")))
     check(launches(d) == {"add1": 3, "flash_fwd_kernel": 2, "triton_poi_fused_add_0": 1}, f"{d}")
     check(open(os.path.join(tmp, "kept.txt")).read().splitlines()[1].startswith("label "),
           "text output")
-    run = stat_run(env, ["/nonexistent/program"])
-    check(run.rc == 127 and "nvtxcorr: error: /nonexistent/program" in run.err, run.err)
+    run = stat_run(env, ["/nonexistent/program"], rc=127)
+    check("nvtxcorr: error: /nonexistent/program" in run.err, run.err)
     with tempfile.TemporaryDirectory() as prefix:  # the installed launcher finds the script
         subprocess.run(["cmake", "--install", env.build, "--prefix", prefix], check=True,
                        capture_output=True)

@@ -6,16 +6,11 @@
 #include <cuda_runtime_api.h>
 #include <stdlib.h>
 
+#include "cudart_abi.h"
+
 #ifndef KERNEL_NAME
 #error "KERNEL_NAME must be defined"
 #endif
-
-void **__cudaRegisterFatBinary(void *fatCubin);
-void __cudaRegisterFatBinaryEnd(void **handle);
-void __cudaUnregisterFatBinary(void **handle);
-void __cudaRegisterFunction(void **handle, const char *hostFun, char *deviceFun,
-                            const char *deviceName, int thread_limit, uint3 *tid, uint3 *bid,
-                            dim3 *bDim, dim3 *gDim, int *wSize);
 
 static void **fatbin;
 static char device_name[] = KERNEL_NAME;

@@ -9,11 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(what, call)                                                                          \
-    do {                                                                                           \
-        CUresult r_ = (call);                                                                      \
-        printf("rc %s %d\n", what, (int)r_);                                                       \
-    } while (0)
+#include "scn_common.h"
 
 typedef void *(*getproc_t)(const char *, int, int);
 int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t getproc);
@@ -188,16 +184,12 @@ static int capture_legacy(CUstream s, CUfunction k[3])
 static int churn(int n, CUstream s, CUfunction k[3])
 {
     CUgraph g = build(k, 3);
-    char line[256];
     for (int i = 0; i < n; i++) {
         CUgraphExec e;
         if (cuGraphInstantiateWithFlags(&e, g, 0) || cuGraphLaunch(e, s) || cuGraphExecDestroy(e))
             return 4;
     }
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
-    if (f) fclose(f);
+    scn_print_peak_rss();
     return 0;
 }
 

@@ -1,4 +1,4 @@
-/* Scenario program for profile mode (tests/test_profile.py): process lifecycles around
+/* Scenario program for profile mode (tests/e2e/test_profile.py): process lifecycles around
  * launches. A pure C program linked with the fake libcuda.so.1.
  *
  *   fork           parent: add1 x3; child: flash x2, then exit(0); parent then: triton x1
@@ -21,27 +21,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char image[] = "FAKEIMAGE\n"
-                            "_Z4add1Pii\n"
-                            "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params\n"
-                            "triton_poi_fused_add_0\n";
+#include "scn_common.h"
+
 static CUfunction add1, flash, triton;
 static CUstream stream;
 
 static void setup(void)
 {
-    CUmodule mod;
-    CUcontext ctx;
-    CUdevice dev;
-    cuInit(0);
-    cuDeviceGet(&dev, 0);
-    cuDevicePrimaryCtxRetain(&ctx, dev);
-    cuCtxSetCurrent(ctx);
-    cuModuleLoadData(&mod, image);
-    cuModuleGetFunction(&add1, mod, "_Z4add1Pii");
-    cuModuleGetFunction(&flash, mod, "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params");
-    cuModuleGetFunction(&triton, mod, "triton_poi_fused_add_0");
-    cuStreamCreate(&stream, 0);
+    stream = scn_context();
+    scn_load_kernels(&add1, &flash, &triton);
 }
 
 static void launch(CUfunction f, int n)
@@ -73,15 +61,6 @@ static void *worker(void *arg)
     launch(add1, (int)(i + 1) * 10);
     launch(flash, (int)i);
     return NULL;
-}
-
-static void print_peak_rss(void)
-{
-    char line[256];
-    FILE *f = fopen("/proc/self/status", "r");
-    while (f && fgets(line, sizeof line, f))
-        if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
-    if (f) fclose(f);
 }
 
 int main(int argc, char **argv)
@@ -130,7 +109,7 @@ int main(int argc, char **argv)
         long n = argc > 2 ? atol(argv[2]) : 1000;
         for (long i = 0; i < n; i++)
             cuLaunchKernel(add1, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
-        print_peak_rss();
+        scn_print_peak_rss();
     } else if (!strcmp(mode, "exit-code")) {
         launch(add1, 1);
         return argc > 2 ? atoi(argv[2]) : 0;

@@ -2,15 +2,11 @@
 launches made during capture are marked, graph: rules match every key."""
 import re
 
-from harness import check, check_balanced, check_rcs_zero, scenario
+from harness import check, check_balanced, peak_rss, scenario
 
 
 def graph_run(env, extra=None, args=("graphs",)):
-    run = env.run([env.prog("scn_driver"), *args], env=extra or {})
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
-    check_balanced(run)
-    return run
+    return env.run_ok([env.prog("scn_driver"), *args], env=extra or {})
 
 
 def graph_labels(run):
@@ -65,12 +61,9 @@ def test_many_graphs(env):
 @scenario
 def test_graph_instantiation_churn_memory(env):
     """Re-instantiating every step must not grow memory: 50x more cycles, same peak RSS."""
-    rss = []
-    for n in ("2000", "100000"):
-        run = env.run([env.prog("scn_driver"), "churn", n],
-                      env={"NVTXREC_MODE": "noop", "NVTXCORR_GRAPH_MARKS": "0"})
-        check(run.rc == 0, f"rc {run.rc}: {run.err}")
-        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+    rss = [peak_rss(graph_run(env, {"NVTXREC_MODE": "noop", "NVTXCORR_GRAPH_MARKS": "0"},
+                              ("churn", n)))
+           for n in ("2000", "100000")]
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
 
 
@@ -107,12 +100,7 @@ def test_graph_rules(env):
 
 
 def capture_run(env, mode, capture_mode):
-    run = env.run([env.prog("scn_driver"), "capture", capture_mode],
-                  env={"NVTXCORR_CAPTURE": mode} if mode else {})
-    check(run.rc == 0, f"rc {run.rc}: {run.err}")
-    check_rcs_zero(run)
-    check_balanced(run)
-    return run
+    return graph_run(env, {"NVTXCORR_CAPTURE": mode} if mode else {}, ("capture", capture_mode))
 
 
 @scenario
@@ -162,11 +150,6 @@ def test_graph_fresh_handles_memory(env):
     """Graph execs whose handle values are never reused (FAKECUDA_FRESH_EXECS): a destroyed
     exec's record and map entries are given back, so 100,000 instantiate/destroy cycles peak
     where 10,000 do (each kept record would cost about 200 bytes: 18 MB)."""
-    rss = []
-    for n in ("10000", "100000"):
-        run = env.run([env.prog("scn_driver"), "churn", n],
-                      env={"NVTXREC_MODE": "noop", "NVTXCORR_GRAPH_MARKS": "0",
-                           "FAKECUDA_FRESH_EXECS": "1"})
-        check(run.rc == 0, f"rc {run.rc}: {run.err}")
-        rss.append(int(re.search(r"peak_rss_kb (\d+)", run.out)[1]))
+    extra = {"NVTXREC_MODE": "noop", "NVTXCORR_GRAPH_MARKS": "0", "FAKECUDA_FRESH_EXECS": "1"}
+    rss = [peak_rss(graph_run(env, extra, ("churn", n))) for n in ("10000", "100000")]
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")

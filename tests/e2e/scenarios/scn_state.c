@@ -1,5 +1,6 @@
-/* Scenario program for the library's process-state guarantees (tests/test_reliability_state.py).
- * A pure C driver-API program linked with the fake libcuda.so.1:
+/* Scenario program for the library's process-state guarantees
+ * (tests/e2e/test_reliability_state.py). A pure C driver-API program linked with the fake
+ * libcuda.so.1:
  *
  *   forkstorm N   4 threads make first launches of distinct kernels and instantiate, launch
  *                 and destroy graphs while the main thread forks N times; each child
@@ -32,6 +33,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "scn_common.h"
 
 extern int fakecuda_make_function(const char *mangled, CUfunction *out);
 
@@ -75,17 +78,6 @@ static int graph_cycle(CUgraph g)
     if (r == 0) r = (int)cuGraphLaunch(e, stream);
     if (r == 0) r = (int)cuGraphExecDestroy(e);
     return r;
-}
-
-static void setup(void)
-{
-    CUcontext ctx;
-    CUdevice dev;
-    cuInit(0);
-    cuDeviceGet(&dev, 0);
-    cuDevicePrimaryCtxRetain(&ctx, dev);
-    cuCtxSetCurrent(ctx);
-    cuStreamCreate(&stream, 0);
 }
 
 /* ---- forkstorm ---- */
@@ -343,7 +335,7 @@ int main(int argc, char **argv)
     const char *mode = argc > 1 ? argv[1] : "";
     long arg = argc > 2 ? atol(argv[2]) : 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
-    setup();
+    stream = scn_context();
     if (!strcmp(mode, "forkstorm")) return forkstorm(arg ? (int)arg : 300);
     if (!strcmp(mode, "stack")) return stack(arg);
     if (!strcmp(mode, "signals")) return signals(arg ? (int)arg : 20000);
