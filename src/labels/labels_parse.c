@@ -209,19 +209,9 @@ static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsi
             if (src[i]) i++;
             last = 1;
         } else if (c == '[') {
-            /* A bracket expression is one atom; "[]" and "[^]" start with a literal ']'. */
-            if (src[i] == '^') i++;
-            if (src[i] == ']') i++;
-            while (src[i] && src[i] != ']') {
-                if (src[i] == '[' && src[i + 1] && strchr(":.=", src[i + 1])) {
-                    char close[3] = {src[i + 1], ']', '\0'};
-                    const char *e = strstr(src + i + 2, close);
-                    i = e ? (size_t)(e - src) + 2 : strlen(src);
-                } else {
-                    i++;
-                }
-            }
-            if (src[i]) i++;
+            /* A bracket expression is one atom; unclosed, it runs to the end. */
+            const char *end = nvtxcorr_labels_bracket_end(src + i - 1, BRACKET_REGEX);
+            i = end ? (size_t)(end - src) + 1 : strlen(src);
             last = 1;
         } else if (c == '(') {
             if (d == REGEX_NEST_MAX) {
@@ -338,18 +328,9 @@ static char *regex_literal(const char *src)
         } else if (c == '\\' && src[i + 1]) {
             i++;
         } else if (c == '[') {
-            i++;
-            if (src[i] == '^') i++;
-            if (src[i] == ']') i++;
-            while (src[i] && src[i] != ']') {
-                if (src[i] == '[' && src[i + 1] && strchr(":.=", src[i + 1])) {
-                    char close[3] = {src[i + 1], ']', '\0'};
-                    const char *e = strstr(src + i + 2, close);
-                    i = e ? (size_t)(e - src) + 1 : n - 1;
-                }
-                i++;
-            }
-            if (!src[i]) break;
+            const char *end = nvtxcorr_labels_bracket_end(src + i, BRACKET_REGEX);
+            if (!end) break;
+            i = (size_t)(end - src);
         } else if (c == '{') {
             while (src[i + 1] && src[i] != '}')
                 i++;
