@@ -171,94 +171,141 @@ static int check_label(labels_parser_t *p, unsigned line, const char *label, int
     return 0;
 }
 
-/* An upper bound on the NFA copies glibc's regcomp makes for repetition: it expands `x{n}`
- * into n copies of x and `x+` into two, so nested repetitions multiply
- * ("((a{100}){100}){100}" takes 200 MB and a second; one more level exhausts memory).
- * Stacked quantifiers ("x?++++", undefined in POSIX ERE) are refused outright: each one
- * multiplies glibc's epsilon closures (12 of them take seconds and 250 MB). So are
- * back-references: ERE does not define them, and glibc's extension makes regexec
- * exponential. Returns 0, or -1 after reporting. */
-static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
+static int is_digit(char c)
 {
-    unsigned long sum[REGEX_NEST_MAX + 1] = {0}; /* weight of each open group so far */
-    unsigned long last = 0;                      /* weight of the atom just read */
-    size_t d = 0;
-    int after_quantifier = 0;
+    return c >= '0' && c <= '9';
+}
+
+/* Reports "bad regex '<src>': <why>". Returns -1. */
+static int refuse_regex(labels_parser_t *p, unsigned line, const char *src, const char *why)
+{
     char q[QUOTE_MAX + 8];
 
+    nvtxcorr_labels_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), why);
+    return -1;
+}
+
+/* Why the token at src[i] must not reach glibc, or NULL. Stacked quantifiers ("x?++++",
+ * undefined in POSIX ERE) are refused outright: each one multiplies glibc's epsilon closures
+ * (12 of them take seconds and 250 MB). So are back-references: ERE does not define them, and
+ * glibc's extension makes regexec exponential. *after_quantifier carries from one token to
+ * the next. */
+static const char *regex_refusal(const char *src, size_t i, size_t depth, int *after_quantifier)
+{
+    char c = src[i];
+    int quantifier = c == '*' || c == '+' || c == '?' || (c == '{' && is_digit(src[i + 1]));
+
+    if (quantifier && *after_quantifier) return "a quantifier cannot follow a quantifier";
+    *after_quantifier = quantifier;
+    if (c == '\\' && src[i + 1] >= '1' && src[i + 1] <= '9')
+        return "back-references are not supported";
+    if (c == '(' && depth == REGEX_NEST_MAX) return "groups nested too deeply";
+    return NULL;
+}
+
+/* The weight of a regex as regex_weight reads it: one sum per open group (sum[0] is the whole
+ * regex) and the weight of the atom just read, which a quantifier after it multiplies. */
+typedef struct regex_weights {
+    unsigned long sum[REGEX_NEST_MAX + 1];
+    unsigned long last;
+    size_t depth;
+} regex_weights_t;
+
+static void add_atom(regex_weights_t *w, unsigned long weight)
+{
+    w->last = weight;
+    w->sum[w->depth] += weight;
+}
+
+static void repeat_last(regex_weights_t *w, unsigned long copies)
+{
+    w->sum[w->depth] += w->last * copies;
+    w->last += w->last * copies;
+}
+
+/* A bound's count, read up to its last digit; past 100,000 (far over any limit) it stops
+ * growing. */
+static unsigned long read_count(const char *src, size_t *i)
+{
+    unsigned long n = 0;
+
+    for (; is_digit(src[*i]); (*i)++) {
+        if (n < 100000) n = n * 10 + (unsigned long)(src[*i] - '0');
+    }
+    return n;
+}
+
+/* The extra copies of an atom that the bound "{n}", "{n,}" or "{n,m}" makes (src[*i] is its
+ * first digit), read up to its end: n - 1, or m - 1 when m is given. */
+static unsigned long bound_copies(const char *src, size_t *i)
+{
+    unsigned long n = read_count(src, i);
+
+    if (src[*i] == ',') {
+        (*i)++;
+        if (is_digit(src[*i])) n = read_count(src, i);
+    }
+    if (src[*i] == '}') (*i)++;
+    return n > 1 ? n - 1 : 0;
+}
+
+/* Adds the token at src[*i] to the weights and moves past it. Anchors, '|', '*' and '?' weigh
+ * nothing: they make no copies. */
+static void weigh_token(regex_weights_t *w, const char *src, size_t *i)
+{
+    char c = src[(*i)++];
+
+    if (c == '\\') {
+        if (src[*i]) (*i)++;
+        add_atom(w, 1);
+    } else if (c == '[') {
+        /* A bracket expression is one atom; unclosed, it runs to the end. */
+        const char *end = nvtxcorr_labels_bracket_end(src + *i - 1, BRACKET_REGEX);
+        *i = end ? (size_t)(end - src) + 1 : strlen(src);
+        add_atom(w, 1);
+    } else if (c == '(') {
+        w->sum[++w->depth] = 0;
+        w->last = 0;
+    } else if (c == ')' && w->depth > 0) {
+        unsigned long group = w->sum[w->depth--];
+        add_atom(w, group ? group : 1);
+    } else if (c == '{' && is_digit(src[*i])) {
+        if (w->last > 0)
+            repeat_last(w, bound_copies(src, i));
+        else
+            w->last = 1; /* a bound with nothing to repeat: regcomp refuses it */
+    } else if (c == '+') {
+        if (w->last > 0) repeat_last(w, 1); /* glibc builds x+ as x x* */
+    } else if (!strchr("|^$*?", c)) {
+        add_atom(w, 1);
+    }
+}
+
+/* An upper bound on the NFA copies glibc's regcomp makes for repetition: it expands `x{n}`
+ * into n copies of x and `x+` into two, so nested repetitions multiply
+ * ("((a{100}){100}){100}" takes 200 MB and a second; one more level exhausts memory). Regexes
+ * glibc must not see at all are refused first (regex_refusal). Returns 0, or -1 after
+ * reporting. */
+static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
+{
+    regex_weights_t w;
+    int after_quantifier = 0;
+
+    memset(&w, 0, sizeof(w));
     for (size_t i = 0; src[i];) {
-        char c = src[i++];
-        unsigned long copies = 0; /* extra copies of `last` a quantifier makes */
-        int quantifier =
-            c == '*' || c == '+' || c == '?' || (c == '{' && src[i] >= '0' && src[i] <= '9');
-
-        if (quantifier && after_quantifier) {
-            nvtxcorr_labels_error(p, line,
-                                  "bad regex '%s': a quantifier cannot follow a quantifier",
-                                  excerpt(src, q, sizeof(q)));
-            return -1;
-        }
-        after_quantifier = quantifier;
-
-        if (c == '\\') {
-            if (src[i] >= '1' && src[i] <= '9') {
-                nvtxcorr_labels_error(p, line, "bad regex '%s': back-references are not supported",
-                                      excerpt(src, q, sizeof(q)));
-                return -1;
-            }
-            if (src[i]) i++;
-            last = 1;
-        } else if (c == '[') {
-            /* A bracket expression is one atom; unclosed, it runs to the end. */
-            const char *end = nvtxcorr_labels_bracket_end(src + i - 1, BRACKET_REGEX);
-            i = end ? (size_t)(end - src) + 1 : strlen(src);
-            last = 1;
-        } else if (c == '(') {
-            if (d == REGEX_NEST_MAX) {
-                nvtxcorr_labels_error(p, line, "bad regex '%s': groups nested too deeply",
-                                      excerpt(src, q, sizeof(q)));
-                return -1;
-            }
-            sum[++d] = 0;
-            last = 0;
-            continue;
-        } else if (c == ')' && d > 0) {
-            last = sum[d--];
-            if (last == 0) last = 1;
-        } else if (c == '{' && last > 0 && src[i] >= '0' && src[i] <= '9') {
-            unsigned long n = 0;
-            while (src[i] >= '0' && src[i] <= '9')
-                n = n < 100000 ? n * 10 + (unsigned long)(src[i++] - '0') : (i++, n);
-            if (src[i] == ',') {
-                i++;
-                if (src[i] >= '0' && src[i] <= '9') n = 0;
-                while (src[i] >= '0' && src[i] <= '9')
-                    n = n < 100000 ? n * 10 + (unsigned long)(src[i++] - '0') : (i++, n);
-            }
-            if (src[i] == '}') i++;
-            copies = n > 1 ? n - 1 : 0;
-        } else if (c == '+' && last > 0) {
-            copies = 1; /* glibc builds x+ as x x* */
-        } else if (strchr("|^$*?+", c)) {
-            continue;
-        } else {
-            last = 1;
-        }
-        if (quantifier && last > 0) {
-            sum[d] += last * copies;
-            last += last * copies;
-        } else {
-            sum[d] += last;
-        }
-        if (sum[d] > REGEX_WEIGHT_MAX || last > REGEX_WEIGHT_MAX) {
-            nvtxcorr_labels_error(p, line, "bad regex '%s': repetition too large (limit %d)",
-                                  excerpt(src, q, sizeof(q)), REGEX_WEIGHT_MAX);
-            return -1;
+        const char *why = regex_refusal(src, i, w.depth, &after_quantifier);
+        if (why) return refuse_regex(p, line, src, why);
+        weigh_token(&w, src, &i);
+        if (w.sum[w.depth] > REGEX_WEIGHT_MAX || w.last > REGEX_WEIGHT_MAX) {
+            char why_limit[64];
+            snprintf(why_limit, sizeof(why_limit), "repetition too large (limit %d)",
+                     REGEX_WEIGHT_MAX);
+            return refuse_regex(p, line, src, why_limit);
         }
     }
     *weight = 0;
-    for (size_t k = 0; k <= d; k++)
-        *weight += sum[k]; /* groups left open are regcomp's error; count them anyway */
+    for (size_t k = 0; k <= w.depth; k++)
+        *weight += w.sum[k]; /* groups left open are regcomp's error; count them anyway */
     return 0;
 }
 
@@ -341,10 +388,8 @@ static char *regex_literal(const char *src)
 
 static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, const char *src)
 {
-    char q[QUOTE_MAX + 8];
     char err[256];
     int rc;
-
     unsigned long weight = 0;
 
     if (regex_weight(p, line, src, &weight) != 0) return -1;
@@ -368,8 +413,7 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
         regerror(rc, r->re, err, sizeof(err));
         free(r->re);
         r->re = NULL;
-        nvtxcorr_labels_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), err);
-        return -1;
+        return refuse_regex(p, line, src, err);
     }
     return 0;
 }
