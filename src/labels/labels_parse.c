@@ -488,11 +488,78 @@ static int hexval(char c)
     return -1;
 }
 
+static int parse_color(labels_parser_t *p, unsigned line, label_rule_t *r, const char *v)
+{
+    char q[QUOTE_MAX + 8];
+    uint32_t rgb = 0;
+    int ok = v[0] == '#' && strlen(v) == 7;
+
+    for (int i = 1; ok && i < 7; i++) {
+        int h = hexval(v[i]);
+        ok = h >= 0;
+        rgb = rgb << 4 | (uint32_t)(h & 0xF);
+    }
+    if (r->has_color) {
+        nvtxcorr_labels_error(p, line, "duplicate option 'color'");
+        return -1;
+    }
+    if (!ok) {
+        nvtxcorr_labels_error(p, line, "bad color '%s': expected #RRGGBB",
+                              excerpt(v, q, sizeof(q)));
+        return -1;
+    }
+    r->has_color = 1;
+    r->color = 0xFF000000u | rgb;
+    return 0;
+}
+
+static int parse_category(labels_parser_t *p, unsigned line, label_rule_t *r, const char *v)
+{
+    char q[QUOTE_MAX + 8];
+    size_t n = strlen(v);
+    int ok = n >= 1 && n <= CATEGORY_NAME_MAX;
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = is_category_char(v[i]);
+    if (r->category) {
+        nvtxcorr_labels_error(p, line, "duplicate option 'category'");
+        return -1;
+    }
+    if (!ok) {
+        nvtxcorr_labels_error(p, line, "bad category '%s': expected 1 to %d of A-Z a-z 0-9 _ . : -",
+                              excerpt(v, q, sizeof(q)), CATEGORY_NAME_MAX);
+        return -1;
+    }
+    r->category = strdup(v);
+    if (!r->category) {
+        nvtxcorr_labels_error(p, line, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The options a rule may carry after its label, as key=value. */
+typedef int (*option_parser_fn)(labels_parser_t *p, unsigned line, label_rule_t *r,
+                                const char *value);
+static const struct rule_option {
+    const char *key;
+    option_parser_fn parse;
+} rule_options[] = {{"color", parse_color}, {"category", parse_category}};
+
+/* The option whose key is the `len` bytes at `key`, or NULL. */
+static const struct rule_option *find_option(const char *key, size_t len)
+{
+    for (size_t i = 0; i < sizeof(rule_options) / sizeof(rule_options[0]); i++) {
+        const struct rule_option *o = &rule_options[i];
+        if (strlen(o->key) == len && memcmp(o->key, key, len) == 0) return o;
+    }
+    return NULL;
+}
+
 static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, const char *tok)
 {
     char q[QUOTE_MAX + 8];
     const char *eq = strchr(tok, '=');
-    const char *v = eq ? eq + 1 : NULL;
 
     if (!eq) {
         nvtxcorr_labels_error(
@@ -503,49 +570,8 @@ static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, cons
         return -1;
     }
     size_t klen = (size_t)(eq - tok);
-    if (klen == 5 && memcmp(tok, "color", 5) == 0) {
-        uint32_t rgb = 0;
-        int ok = v[0] == '#' && strlen(v) == 7;
-        for (int i = 1; ok && i < 7; i++) {
-            int h = hexval(v[i]);
-            ok = h >= 0;
-            rgb = rgb << 4 | (uint32_t)(h & 0xF);
-        }
-        if (r->has_color) {
-            nvtxcorr_labels_error(p, line, "duplicate option 'color'");
-            return -1;
-        }
-        if (!ok) {
-            nvtxcorr_labels_error(p, line, "bad color '%s': expected #RRGGBB",
-                                  excerpt(v, q, sizeof(q)));
-            return -1;
-        }
-        r->has_color = 1;
-        r->color = 0xFF000000u | rgb;
-        return 0;
-    }
-    if (klen == 8 && memcmp(tok, "category", 8) == 0) {
-        size_t n = strlen(v);
-        int ok = n >= 1 && n <= CATEGORY_NAME_MAX;
-        for (size_t i = 0; ok && i < n; i++)
-            ok = is_category_char(v[i]);
-        if (r->category) {
-            nvtxcorr_labels_error(p, line, "duplicate option 'category'");
-            return -1;
-        }
-        if (!ok) {
-            nvtxcorr_labels_error(p, line,
-                                  "bad category '%s': expected 1 to %d of A-Z a-z 0-9 _ . : -",
-                                  excerpt(v, q, sizeof(q)), CATEGORY_NAME_MAX);
-            return -1;
-        }
-        r->category = strdup(v);
-        if (!r->category) {
-            nvtxcorr_labels_error(p, line, "out of memory");
-            return -1;
-        }
-        return 0;
-    }
+    const struct rule_option *o = find_option(tok, klen);
+    if (o) return o->parse(p, line, r, eq + 1);
     char key[QUOTE_MAX + 2];
     size_t k = klen < QUOTE_MAX + 1 ? klen : QUOTE_MAX + 1;
     memcpy(key, tok, k);
@@ -591,9 +617,12 @@ static int append_rule(labels_parser_t *p, unsigned line, label_rule_t *r)
     return 0;
 }
 
+/* An unquoted label that reads "key=..." with a known key is an option: the label is missing. */
 static int looks_like_option(const char *tok)
 {
-    return strncmp(tok, "color=", 6) == 0 || strncmp(tok, "category=", 9) == 0;
+    const char *eq = strchr(tok, '=');
+
+    return eq && find_option(tok, (size_t)(eq - tok)) != NULL;
 }
 
 void nvtxcorr_labels_parse_rule(labels_parser_t *p, unsigned line, const char *s, char *tok)
