@@ -45,17 +45,24 @@ enum {
     REGEX_SCANNED_BUDGET = 50000,
 };
 
-/* Offending text for a message: at most QUOTE_MAX bytes, cut on a UTF-8 boundary. */
-static const char *excerpt(const char *s, char *buf, size_t size)
+/* Offending text for a message, the `n` bytes at s: at most QUOTE_MAX of them, cut on a
+ * UTF-8 boundary. Written into buf (QUOTE_MAX + 8 bytes), which it returns. */
+static const char *excerpt_bytes(const char *s, size_t n, char *buf, size_t size)
 {
-    size_t n = strlen(s);
-
-    if (n <= QUOTE_MAX) return s;
+    if (n <= QUOTE_MAX) {
+        snprintf(buf, size, "%.*s", (int)n, s);
+        return buf;
+    }
     n = QUOTE_MAX;
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
         n--;
     snprintf(buf, size, "%.*s...", (int)n, s);
     return buf;
+}
+
+static const char *excerpt(const char *s, char *buf, size_t size)
+{
+    return excerpt_bytes(s, strlen(s), buf, size);
 }
 
 static int is_blank(char c)
@@ -157,12 +164,8 @@ static int check_label(labels_parser_t *p, unsigned line, const char *label, int
                                       "placeholder {%.*s} is only for %s rules, not %s rules",
                                       (int)n, c + 1, other, own);
             } else {
-                char name[QUOTE_MAX + 2];
-                size_t k = n < QUOTE_MAX + 1 ? n : QUOTE_MAX + 1;
-                memcpy(name, c + 1, k);
-                name[k] = '\0';
                 nvtxcorr_labels_error(p, line, "unknown placeholder {%s}",
-                                      excerpt(name, q, sizeof(q)));
+                                      excerpt_bytes(c + 1, n, q, sizeof(q)));
             }
             return -1;
         }
@@ -572,11 +575,7 @@ static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, cons
     size_t klen = (size_t)(eq - tok);
     const struct rule_option *o = find_option(tok, klen);
     if (o) return o->parse(p, line, r, eq + 1);
-    char key[QUOTE_MAX + 2];
-    size_t k = klen < QUOTE_MAX + 1 ? klen : QUOTE_MAX + 1;
-    memcpy(key, tok, k);
-    key[k] = '\0';
-    nvtxcorr_labels_error(p, line, "unknown option '%s'", excerpt(key, q, sizeof(q)));
+    nvtxcorr_labels_error(p, line, "unknown option '%s'", excerpt_bytes(tok, klen, q, sizeof(q)));
     return -1;
 }
 
