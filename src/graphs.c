@@ -84,7 +84,7 @@ static void resolve_driver(void)
 }
 
 typedef struct kernel_node {
-    const char *base;  /* points into names */
+    const char *base;  /* into names: an offset until top_kernels, then a pointer */
     const char *label; /* the kernel's own label text */
 } kernel_node_t;
 
@@ -130,7 +130,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
         c->names = n, c->names_cap = cap;
     }
     memcpy(c->names + c->names_len, names.function, len);
-    /* Offsets now, pointers once the buffer stops moving (see finish()). */
+    /* An offset while c->names may still be reallocated; top_kernels makes it a pointer. */
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
     if (v == NULL && f) v = nvtxcorr_function_label_slow(f);
@@ -180,7 +180,8 @@ typedef struct top_entry {
     unsigned count;
 } top_entry_t;
 
-/* The three most frequent kernels (ties: alphabetical), from a base-name-sorted copy. */
+/* The three most frequent kernels (ties: alphabetical), from a base-name-sorted copy. Turns
+ * the base offsets into pointers first: the walk is over, so c->names no longer moves. */
 static unsigned top_kernels(contents_t *c, top_entry_t top[3])
 {
     unsigned found = 0;
