@@ -69,6 +69,11 @@ static void finish_source(labels_parser_t *p)
     }
 }
 
+static void report_too_large(labels_parser_t *p)
+{
+    nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
+}
+
 /* Index of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or n. */
 static size_t utf8_invalid_at(const unsigned char *s, size_t n)
@@ -152,7 +157,7 @@ static void parse_buffer(labels_parser_t *p, const char *data, size_t len)
         return;
     }
     if (len > FILE_MAX_BYTES) {
-        nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
+        report_too_large(p);
         goto out;
     }
     if (memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE)) {
@@ -230,11 +235,6 @@ static void report_errno(labels_parser_t *p, const char *what, int errnum)
     char err[128];
 
     nvtxcorr_labels_error(p, 0, "%s: %s", what, strerror_r(errnum, err, sizeof(err)));
-}
-
-static void report_too_large(labels_parser_t *p)
-{
-    nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
 }
 
 /* Opens a label file and checks it before reading anything: only a regular file of at most
