@@ -1,6 +1,6 @@
 /* Every environment variable nvtxcorr reads, read here and only here, once, during lazy
- * initialisation (docs/configuration.md lists them). the environment only: no file is touched while
- * the library is disabled.
+ * initialisation (docs/configuration.md lists them). Settings come from the environment
+ * alone, never from a configuration file, so a disabled library opens no file at all.
  *
  * A set-user-ID or set-group-ID program, or one that gained file capabilities, runs in secure
  * execution (AT_SECURE): its environment comes from a less privileged caller, who must not

@@ -84,7 +84,7 @@ static void resolve_driver(void)
 }
 
 typedef struct kernel_node {
-    const char *base;  /* points into names */
+    const char *base;  /* into names: an offset until top_kernels, then a pointer */
     const char *label; /* the kernel's own label text */
 } kernel_node_t;
 
@@ -130,7 +130,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
         c->names = n, c->names_cap = cap;
     }
     memcpy(c->names + c->names_len, names.function, len);
-    /* Offsets now, pointers once the buffer stops moving (see finish()). */
+    /* An offset while c->names may still be reallocated; top_kernels makes it a pointer. */
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
     if (v == NULL && f) v = nvtxcorr_function_label_slow(f);
@@ -180,7 +180,8 @@ typedef struct top_entry {
     unsigned count;
 } top_entry_t;
 
-/* The three most frequent kernels (ties: alphabetical), from a base-name-sorted copy. */
+/* The three most frequent kernels (ties: alphabetical), from a base-name-sorted copy. Turns
+ * the base offsets into pointers first: the walk is over, so c->names no longer moves. */
 static unsigned top_kernels(contents_t *c, top_entry_t top[3])
 {
     unsigned found = 0;
@@ -211,20 +212,14 @@ static unsigned top_kernels(contents_t *c, top_entry_t top[3])
     return found;
 }
 
-static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int updated)
+/* Matches the graph's keys against the label table and makes the result `exec`'s label,
+ * recycling the one it replaces (an update). Returns the label, or NULL when out of memory:
+ * launches of `exec` then take the slow path to the shared "graph#?" label. */
+static const nvtxcorr_range_t *install_label(CUgraphExec exec, const nvtxcorr_graph_keys_t *keys)
 {
-    pthread_once(&drv_once, resolve_driver);
-    contents_t c = {.sig = 2166136261u};
-    walk(&c, graph, 0);
-    top_entry_t top[3] = {{0}};
-    unsigned ntop = top_kernels(&c, top);
-
-    char sig[16];
-    snprintf(sig, sizeof sig, "%08x", c.sig);
-    nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
     nvtxcorr_label_result_t res;
     nvtxcorr_match_lock();
-    nvtxcorr_labels_match_graph(nvtxcorr_label_table(), &keys, &res);
+    nvtxcorr_labels_match_graph(nvtxcorr_label_table(), keys, &res);
     nvtxcorr_match_unlock();
     graph_label_t *g = label_take();
     const nvtxcorr_range_t *l = NULL;
@@ -238,26 +233,56 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     nvtxcorr_map_put(&owned, exec, g);
     nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
     label_give_back(old);
+    return l;
+}
 
-    /* The mark goes to an NVTX tool; profile mode's trace records the same text. */
+/* The summary the graph mark and the profile trace carry: "<verb> <descriptor>: <label>;
+ * top: <base> x<count> (<its label>), ...". */
+static void format_summary(char *text, size_t size, const char *verb,
+                           const nvtxcorr_graph_keys_t *keys, const nvtxcorr_range_t *l,
+                           const top_entry_t *top, unsigned ntop)
+{
+    char desc[512];
+    nvtxcorr_graph_descriptor(keys, desc, sizeof desc);
+    int n = snprintf(text, size, "%s %s: %s; top:", verb, desc, l && !l->skip ? l->text : "-");
+    for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < size; i++)
+        n += snprintf(text + n, size - (size_t)n, "%s %s x%u (%s)", i ? "," : "", top[i].base,
+                      top[i].count, top[i].label);
+}
+
+/* Says what was instantiated: a mark to the NVTX tool (when graph marks are on), the same text
+ * to profile mode's trace, and a debug log line. */
+static void announce(const char *verb, const nvtxcorr_graph_keys_t *keys, const nvtxcorr_range_t *l,
+                     const top_entry_t *top, unsigned ntop)
+{
     int mark = nvtxcorr_config.graph_marks && nvtxcorr_domain != NULL;
     if (mark || nvtxcorr_profile_tracing()) {
-        char text[1024], desc[512];
-        nvtxcorr_graph_descriptor(&keys, desc, sizeof desc);
-        int n = snprintf(text, sizeof text, "%s %s: %s; top:", updated ? "updated" : "instantiated",
-                         desc, l && !l->skip ? l->text : "-");
-        for (unsigned i = 0; i < ntop && n > 0 && (size_t)n < sizeof text; i++)
-            n += snprintf(text + n, sizeof text - (size_t)n, "%s %s x%u (%s)", i ? "," : "",
-                          top[i].base, top[i].count, top[i].label);
+        char text[1024];
+        format_summary(text, sizeof text, verb, keys, l, top, ntop);
         if (mark) nvtxcorr_emit_mark(text, NVTXCORR_CATEGORY_GRAPH);
         nvtxcorr_profile_graph_event(text);
     }
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
         char desc[512];
-        nvtxcorr_graph_descriptor(&keys, desc, sizeof desc);
-        nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s %s -> %s", updated ? "updated" : "instantiated", desc,
-                     l ? l->text : "?");
+        nvtxcorr_graph_descriptor(keys, desc, sizeof desc);
+        nvtxcorr_log(NVTXCORR_LOG_DEBUG, "%s %s -> %s", verb, desc, l ? l->text : "?");
     }
+}
+
+/* Reads the graph's contents, labels `exec` from them and announces it. */
+static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int updated)
+{
+    pthread_once(&drv_once, resolve_driver);
+    contents_t c = {.sig = 2166136261u};
+    walk(&c, graph, 0);
+    top_entry_t top[3] = {{0}};
+    unsigned ntop = top_kernels(&c, top);
+
+    char sig[16];
+    snprintf(sig, sizeof sig, "%08x", c.sig);
+    nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
+    const nvtxcorr_range_t *l = install_label(exec, &keys);
+    announce(updated ? "updated" : "instantiated", &keys, l, top, ntop);
     free(c.list);
     free(c.names);
 }

@@ -15,6 +15,9 @@
 #include "cuda_abi.h"
 
 #define NVTXCORR_EXPORT __attribute__((visibility("default")))
+/* Not exported: a reference from inside this library binds to this definition at link time,
+ * whatever else the process defines under the same name. */
+#define NVTXCORR_HIDDEN __attribute__((visibility("hidden")))
 #define NVTXCORR_LIKELY(x) __builtin_expect(!!(x), 1)
 #define NVTXCORR_UNLIKELY(x) __builtin_expect(!!(x), 0)
 /* For code that a sanitizer runtime reaches before it is initialised: ASan and TSan resolve
@@ -74,15 +77,16 @@ typedef struct nvtxcorr_hook {
     void *hook; /* our wrapper, by its local address (NVTXCORR_LOCAL_ALIAS) */
 } nvtxcorr_hook_t;
 
-/* Every hook also has a hidden alias, nvtxcorr_local_<symbol>, and the hook table holds that.
- * The exported name is interposable: a reference to it from inside this library resolves to
- * the first definition in the process, which is another interposer's wrapper when one is
- * preloaded before us or defined by the executable (a tracer, HAMi-core). Handing that
- * wrapper back to its own dlsym(libcuda, ...) makes it call itself until the stack overflows.
- * A hidden symbol is bound at link time to our own code. */
+/* Every hook also has a hidden alias, nvtxcorr_local_<symbol>, and the hook table holds that:
+ * our own functions are known by address (a dlsym or cuGetProcAddress result equal to a table
+ * entry is one of our hooks, never a real function to wrap) and handed out by address
+ * (cuGetProcAddress). The exported name will not do: it is interposable, so a reference to it
+ * from inside this library resolves to the first definition in the process, which is another
+ * interposer's wrapper when one is preloaded before us or defined by the executable (a tracer,
+ * HAMi-core). Handing that wrapper back to its own dlsym(libcuda, ...) makes it call itself
+ * until the stack overflows. The hidden alias is bound at link time to our own code. */
 #define NVTXCORR_LOCAL_ALIAS(sym)                                                                  \
-    extern __typeof__(sym) nvtxcorr_local_##sym __attribute__((alias(#sym), visibility("hidde"     \
-                                                                                       "n")));
+    extern __typeof__(sym) nvtxcorr_local_##sym __attribute__((alias(#sym))) NVTXCORR_HIDDEN;
 
 extern const nvtxcorr_hook_t nvtxcorr_hooks[NVTXCORR_SLOT_COUNT];
 extern void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];

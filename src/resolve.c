@@ -19,8 +19,7 @@ void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
 
 /* The hooks by their hidden aliases (NVTXCORR_LOCAL_ALIAS): never another library's
  * definition of the same name. Declared with a placeholder type, used only as addresses. */
-#define DRIVER(kind, sym, ...)                                                                     \
-    void nvtxcorr_local_##sym(void) __attribute__((visibility("hidden")));
+#define DRIVER(kind, sym, ...) void nvtxcorr_local_##sym(void) NVTXCORR_HIDDEN;
 #define RUNTIME DRIVER
 #include "hooks.def"
 

@@ -110,6 +110,16 @@ int nvtxcorr_labels_build_index(nvtxcorr_label_table_t *t);
 /* Frees the rules and their strings (labels_parse.c); the indexes are labels_match.c's. */
 void nvtxcorr_labels_free_rules(nvtxcorr_label_table_t *t);
 
+/* How a bracket expression ("[a-z]", "[^]x]", "[[:digit:]_]") is read: in a glob (fnmatch)
+ * '!' or '^' negates and '\\' escapes the next byte; in a POSIX regex '^' negates and '\\' is
+ * an ordinary member. */
+enum bracket_syntax { BRACKET_GLOB, BRACKET_REGEX };
+
+/* Where the bracket expression opening at `open` (a '[') ends: its closing ']', or NULL when
+ * the pattern ends first. A ']' first in the set (after any negation) is a member, and
+ * "[:class:]", "[.coll.]" and "[=equiv=]" inside are skipped whole (labels_match.c). */
+const char *nvtxcorr_labels_bracket_end(const char *open, enum bracket_syntax syntax);
+
 /* The longest run of bytes a glob match must contain; "" when none can be proven. */
 void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len);
 

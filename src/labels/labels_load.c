@@ -69,6 +69,11 @@ static void finish_source(labels_parser_t *p)
     }
 }
 
+static void report_too_large(labels_parser_t *p)
+{
+    nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
+}
+
 /* Index of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
  * forms, no surrogates, nothing above U+10FFFF), or n. */
 static size_t utf8_invalid_at(const unsigned char *s, size_t n)
@@ -152,7 +157,7 @@ static void parse_buffer(labels_parser_t *p, const char *data, size_t len)
         return;
     }
     if (len > FILE_MAX_BYTES) {
-        nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
+        report_too_large(p);
         goto out;
     }
     if (memchr(data, '\0', len < BINARY_PROBE ? len : BINARY_PROBE)) {
@@ -224,74 +229,100 @@ static void parse_inline(labels_parser_t *p, const char *s)
     free(tok);
 }
 
-/* Reads a whole regular file. Anything else is refused before reading: a FIFO or a
- * terminal would block the host process, and /dev/zero never ends. */
-static char *read_file(labels_parser_t *p, const char *path, size_t *len)
+/* Reports "<what>: <the system's text for errnum>" about the whole source. */
+static void report_errno(labels_parser_t *p, const char *what, int errnum)
+{
+    char err[128];
+
+    nvtxcorr_labels_error(p, 0, "%s: %s", what, strerror_r(errnum, err, sizeof(err)));
+}
+
+/* Opens a label file and checks it before reading anything: only a regular file of at most
+ * FILE_MAX_BYTES is read, since a FIFO or a terminal would block the host process and
+ * /dev/zero never ends. Returns the descriptor and the file's size, or -1 after reporting. */
+static int open_label_file(labels_parser_t *p, const char *path, size_t *size)
 {
     struct stat st;
-    char *buf = NULL;
-    size_t have = 0;
-    char err[128];
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 
     if (fd < 0) {
-        nvtxcorr_labels_error(p, 0, "cannot open: %s", strerror_r(errno, err, sizeof(err)));
-        return NULL;
+        report_errno(p, "cannot open", errno);
+        return -1;
     }
     if (fstat(fd, &st) != 0) {
-        nvtxcorr_labels_error(p, 0, "cannot open: %s", strerror_r(errno, err, sizeof(err)));
-        goto fail;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        nvtxcorr_labels_error(p, 0, "cannot open: %s", strerror_r(EISDIR, err, sizeof(err)));
-        goto fail;
-    }
-    if (!S_ISREG(st.st_mode)) {
+        report_errno(p, "cannot open", errno);
+    } else if (S_ISDIR(st.st_mode)) {
+        report_errno(p, "cannot open", EISDIR);
+    } else if (!S_ISREG(st.st_mode)) {
         nvtxcorr_labels_error(p, 0, "not a regular file");
-        goto fail;
+    } else if (st.st_size > FILE_MAX_BYTES) {
+        report_too_large(p);
+    } else {
+        *size = (size_t)st.st_size;
+        return fd;
     }
-    if (st.st_size > FILE_MAX_BYTES) {
-        nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
-        goto fail;
+    close(fd);
+    return -1;
+}
+
+/* Doubles the read buffer, unless the file has grown past FILE_MAX_BYTES since fstat.
+ * Returns 0, or -1 after reporting (the buffer is left as it was). */
+static int grow_buffer(labels_parser_t *p, char **buf, size_t *cap)
+{
+    if (*cap > FILE_MAX_BYTES) {
+        report_too_large(p);
+        return -1;
     }
-    /* One byte more than the size, so a file growing under us is seen as over the limit
-     * rather than silently cut. */
-    size_t cap = (size_t)st.st_size + 1;
-    buf = malloc(cap);
+    char *n = realloc(*buf, *cap * 2);
+    if (!n) {
+        nvtxcorr_labels_error(p, 0, "out of memory");
+        return -1;
+    }
+    *buf = n;
+    *cap *= 2;
+    return 0;
+}
+
+/* Reads fd to its end into a malloc'd buffer, starting from the size fstat reported. One byte
+ * more than that size is asked for, so a file growing under us is seen as over the limit
+ * rather than silently cut. Returns the buffer, or NULL after reporting. */
+static char *read_to_end(labels_parser_t *p, int fd, size_t size, size_t *len)
+{
+    size_t cap = size + 1, have = 0;
+    char *buf = malloc(cap);
+
     if (!buf) {
         nvtxcorr_labels_error(p, 0, "out of memory");
-        goto fail;
+        return NULL;
     }
     for (;;) {
-        if (have == cap) {
-            if (cap > FILE_MAX_BYTES) {
-                nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
-                goto fail;
-            }
-            char *n = realloc(buf, cap * 2);
-            if (!n) {
-                nvtxcorr_labels_error(p, 0, "out of memory");
-                goto fail;
-            }
-            buf = n;
-            cap *= 2;
-        }
+        if (have == cap && grow_buffer(p, &buf, &cap) != 0) break;
         ssize_t got = read(fd, buf + have, cap - have);
         if (got < 0 && errno == EINTR) continue;
         if (got < 0) {
-            nvtxcorr_labels_error(p, 0, "cannot read: %s", strerror_r(errno, err, sizeof(err)));
-            goto fail;
+            report_errno(p, "cannot read", errno);
+            break;
         }
-        if (got == 0) break;
+        if (got == 0) {
+            *len = have;
+            return buf;
+        }
         have += (size_t)got;
     }
-    close(fd);
-    *len = have;
-    return buf;
-fail:
     free(buf);
-    close(fd);
     return NULL;
+}
+
+/* A whole label file in a malloc'd buffer, or NULL after reporting why not. */
+static char *read_file(labels_parser_t *p, const char *path, size_t *len)
+{
+    size_t size = 0;
+    int fd = open_label_file(p, path, &size);
+
+    if (fd < 0) return NULL;
+    char *buf = read_to_end(p, fd, size, len);
+    close(fd);
+    return buf;
 }
 
 static int only_blanks(const char *s)

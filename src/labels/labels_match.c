@@ -89,14 +89,14 @@ static tri_bucket_t *tri_slot(const nvtxcorr_label_table_t *t, uint32_t tri)
     }
 }
 
-/* Where the bracket expression opening at `open` ends (its ']'), or NULL when that is not
- * clear. glibc's fnmatch lets '\\' escape inside a set too; skipping escapes here is safe
- * either way, since a misjudged set only hides a literal. */
-static const char *glob_set_end(const char *open)
+/* The one reader of bracket expressions, for globs and regexes alike (labels_impl.h). For a
+ * glob it follows glibc's fnmatch, which lets '\\' escape inside a set too; skipping escapes
+ * is safe either way, since a misjudged set only hides a literal. */
+const char *nvtxcorr_labels_bracket_end(const char *open, enum bracket_syntax syntax)
 {
     const char *p = open + 1;
 
-    if (*p == '!' || *p == '^') p++;
+    if (*p == '^' || (syntax == BRACKET_GLOB && *p == '!')) p++;
     if (*p == ']') p++;
     while (*p && *p != ']') {
         if (p[0] == '[' && p[1] && strchr(":.=", p[1])) {
@@ -104,7 +104,7 @@ static const char *glob_set_end(const char *open)
             const char *e = strstr(p + 2, close);
             if (!e) return NULL;
             p = e + 2;
-        } else if (p[0] == '\\' && p[1]) {
+        } else if (syntax == BRACKET_GLOB && p[0] == '\\' && p[1]) {
             p += 2;
         } else {
             p++;
@@ -129,7 +129,7 @@ void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *le
             }
             if (*c == '\0') break;
             if (*c == '[') {
-                c = glob_set_end(c);
+                c = nvtxcorr_labels_bracket_end(c, BRACKET_GLOB);
                 if (!c) break;
             } else if (*c == '\\' && c[1]) {
                 c++;

@@ -45,17 +45,24 @@ enum {
     REGEX_SCANNED_BUDGET = 50000,
 };
 
-/* Offending text for a message: at most QUOTE_MAX bytes, cut on a UTF-8 boundary. */
-static const char *excerpt(const char *s, char *buf, size_t size)
+/* Offending text for a message, the `n` bytes at s: at most QUOTE_MAX of them, cut on a
+ * UTF-8 boundary. Written into buf (QUOTE_MAX + 8 bytes), which it returns. */
+static const char *excerpt_bytes(const char *s, size_t n, char *buf, size_t size)
 {
-    size_t n = strlen(s);
-
-    if (n <= QUOTE_MAX) return s;
+    if (n <= QUOTE_MAX) {
+        snprintf(buf, size, "%.*s", (int)n, s);
+        return buf;
+    }
     n = QUOTE_MAX;
     while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
         n--;
     snprintf(buf, size, "%.*s...", (int)n, s);
     return buf;
+}
+
+static const char *excerpt(const char *s, char *buf, size_t size)
+{
+    return excerpt_bytes(s, strlen(s), buf, size);
 }
 
 static int is_blank(char c)
@@ -157,12 +164,8 @@ static int check_label(labels_parser_t *p, unsigned line, const char *label, int
                                       "placeholder {%.*s} is only for %s rules, not %s rules",
                                       (int)n, c + 1, other, own);
             } else {
-                char name[QUOTE_MAX + 2];
-                size_t k = n < QUOTE_MAX + 1 ? n : QUOTE_MAX + 1;
-                memcpy(name, c + 1, k);
-                name[k] = '\0';
                 nvtxcorr_labels_error(p, line, "unknown placeholder {%s}",
-                                      excerpt(name, q, sizeof(q)));
+                                      excerpt_bytes(c + 1, n, q, sizeof(q)));
             }
             return -1;
         }
@@ -171,104 +174,141 @@ static int check_label(labels_parser_t *p, unsigned line, const char *label, int
     return 0;
 }
 
-/* An upper bound on the NFA copies glibc's regcomp makes for repetition: it expands `x{n}`
- * into n copies of x and `x+` into two, so nested repetitions multiply
- * ("((a{100}){100}){100}" takes 200 MB and a second; one more level exhausts memory).
- * Stacked quantifiers ("x?++++", undefined in POSIX ERE) are refused outright: each one
- * multiplies glibc's epsilon closures (12 of them take seconds and 250 MB). So are
- * back-references: ERE does not define them, and glibc's extension makes regexec
- * exponential. Returns 0, or -1 after reporting. */
-static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
+static int is_digit(char c)
 {
-    unsigned long sum[REGEX_NEST_MAX + 1] = {0}; /* weight of each open group so far */
-    unsigned long last = 0;                      /* weight of the atom just read */
-    size_t d = 0;
-    int after_quantifier = 0;
+    return c >= '0' && c <= '9';
+}
+
+/* Reports "bad regex '<src>': <why>". Returns -1. */
+static int refuse_regex(labels_parser_t *p, unsigned line, const char *src, const char *why)
+{
     char q[QUOTE_MAX + 8];
 
+    nvtxcorr_labels_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), why);
+    return -1;
+}
+
+/* Why the token at src[i] must not reach glibc, or NULL. Stacked quantifiers ("x?++++",
+ * undefined in POSIX ERE) are refused outright: each one multiplies glibc's epsilon closures
+ * (12 of them take seconds and 250 MB). So are back-references: ERE does not define them, and
+ * glibc's extension makes regexec exponential. *after_quantifier carries from one token to
+ * the next. */
+static const char *regex_refusal(const char *src, size_t i, size_t depth, int *after_quantifier)
+{
+    char c = src[i];
+    int quantifier = c == '*' || c == '+' || c == '?' || (c == '{' && is_digit(src[i + 1]));
+
+    if (quantifier && *after_quantifier) return "a quantifier cannot follow a quantifier";
+    *after_quantifier = quantifier;
+    if (c == '\\' && src[i + 1] >= '1' && src[i + 1] <= '9')
+        return "back-references are not supported";
+    if (c == '(' && depth == REGEX_NEST_MAX) return "groups nested too deeply";
+    return NULL;
+}
+
+/* The weight of a regex as regex_weight reads it: one sum per open group (sum[0] is the whole
+ * regex) and the weight of the atom just read, which a quantifier after it multiplies. */
+typedef struct regex_weights {
+    unsigned long sum[REGEX_NEST_MAX + 1];
+    unsigned long last;
+    size_t depth;
+} regex_weights_t;
+
+static void add_atom(regex_weights_t *w, unsigned long weight)
+{
+    w->last = weight;
+    w->sum[w->depth] += weight;
+}
+
+static void repeat_last(regex_weights_t *w, unsigned long copies)
+{
+    w->sum[w->depth] += w->last * copies;
+    w->last += w->last * copies;
+}
+
+/* A bound's count, read up to its last digit; past 100,000 (far over any limit) it stops
+ * growing. */
+static unsigned long read_count(const char *src, size_t *i)
+{
+    unsigned long n = 0;
+
+    for (; is_digit(src[*i]); (*i)++) {
+        if (n < 100000) n = n * 10 + (unsigned long)(src[*i] - '0');
+    }
+    return n;
+}
+
+/* The extra copies of an atom that the bound "{n}", "{n,}" or "{n,m}" makes (src[*i] is its
+ * first digit), read up to its end: n - 1, or m - 1 when m is given. */
+static unsigned long bound_copies(const char *src, size_t *i)
+{
+    unsigned long n = read_count(src, i);
+
+    if (src[*i] == ',') {
+        (*i)++;
+        if (is_digit(src[*i])) n = read_count(src, i);
+    }
+    if (src[*i] == '}') (*i)++;
+    return n > 1 ? n - 1 : 0;
+}
+
+/* Adds the token at src[*i] to the weights and moves past it. Anchors, '|', '*' and '?' weigh
+ * nothing: they make no copies. */
+static void weigh_token(regex_weights_t *w, const char *src, size_t *i)
+{
+    char c = src[(*i)++];
+
+    if (c == '\\') {
+        if (src[*i]) (*i)++;
+        add_atom(w, 1);
+    } else if (c == '[') {
+        /* A bracket expression is one atom; unclosed, it runs to the end. */
+        const char *end = nvtxcorr_labels_bracket_end(src + *i - 1, BRACKET_REGEX);
+        *i = end ? (size_t)(end - src) + 1 : strlen(src);
+        add_atom(w, 1);
+    } else if (c == '(') {
+        w->sum[++w->depth] = 0;
+        w->last = 0;
+    } else if (c == ')' && w->depth > 0) {
+        unsigned long group = w->sum[w->depth--];
+        add_atom(w, group ? group : 1);
+    } else if (c == '{' && is_digit(src[*i])) {
+        if (w->last > 0)
+            repeat_last(w, bound_copies(src, i));
+        else
+            w->last = 1; /* a bound with nothing to repeat: regcomp refuses it */
+    } else if (c == '+') {
+        if (w->last > 0) repeat_last(w, 1); /* glibc builds x+ as x x* */
+    } else if (!strchr("|^$*?", c)) {
+        add_atom(w, 1);
+    }
+}
+
+/* An upper bound on the NFA copies glibc's regcomp makes for repetition: it expands `x{n}`
+ * into n copies of x and `x+` into two, so nested repetitions multiply
+ * ("((a{100}){100}){100}" takes 200 MB and a second; one more level exhausts memory). Regexes
+ * glibc must not see at all are refused first (regex_refusal). Returns 0, or -1 after
+ * reporting. */
+static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
+{
+    regex_weights_t w;
+    int after_quantifier = 0;
+
+    memset(&w, 0, sizeof(w));
     for (size_t i = 0; src[i];) {
-        char c = src[i++];
-        unsigned long copies = 0; /* extra copies of `last` a quantifier makes */
-        int quantifier =
-            c == '*' || c == '+' || c == '?' || (c == '{' && src[i] >= '0' && src[i] <= '9');
-
-        if (quantifier && after_quantifier) {
-            nvtxcorr_labels_error(p, line,
-                                  "bad regex '%s': a quantifier cannot follow a quantifier",
-                                  excerpt(src, q, sizeof(q)));
-            return -1;
-        }
-        after_quantifier = quantifier;
-
-        if (c == '\\') {
-            if (src[i] >= '1' && src[i] <= '9') {
-                nvtxcorr_labels_error(p, line, "bad regex '%s': back-references are not supported",
-                                      excerpt(src, q, sizeof(q)));
-                return -1;
-            }
-            if (src[i]) i++;
-            last = 1;
-        } else if (c == '[') {
-            /* A bracket expression is one atom; "[]" and "[^]" start with a literal ']'. */
-            if (src[i] == '^') i++;
-            if (src[i] == ']') i++;
-            while (src[i] && src[i] != ']') {
-                if (src[i] == '[' && src[i + 1] && strchr(":.=", src[i + 1])) {
-                    char close[3] = {src[i + 1], ']', '\0'};
-                    const char *e = strstr(src + i + 2, close);
-                    i = e ? (size_t)(e - src) + 2 : strlen(src);
-                } else {
-                    i++;
-                }
-            }
-            if (src[i]) i++;
-            last = 1;
-        } else if (c == '(') {
-            if (d == REGEX_NEST_MAX) {
-                nvtxcorr_labels_error(p, line, "bad regex '%s': groups nested too deeply",
-                                      excerpt(src, q, sizeof(q)));
-                return -1;
-            }
-            sum[++d] = 0;
-            last = 0;
-            continue;
-        } else if (c == ')' && d > 0) {
-            last = sum[d--];
-            if (last == 0) last = 1;
-        } else if (c == '{' && last > 0 && src[i] >= '0' && src[i] <= '9') {
-            unsigned long n = 0;
-            while (src[i] >= '0' && src[i] <= '9')
-                n = n < 100000 ? n * 10 + (unsigned long)(src[i++] - '0') : (i++, n);
-            if (src[i] == ',') {
-                i++;
-                if (src[i] >= '0' && src[i] <= '9') n = 0;
-                while (src[i] >= '0' && src[i] <= '9')
-                    n = n < 100000 ? n * 10 + (unsigned long)(src[i++] - '0') : (i++, n);
-            }
-            if (src[i] == '}') i++;
-            copies = n > 1 ? n - 1 : 0;
-        } else if (c == '+' && last > 0) {
-            copies = 1; /* glibc builds x+ as x x* */
-        } else if (strchr("|^$*?+", c)) {
-            continue;
-        } else {
-            last = 1;
-        }
-        if (quantifier && last > 0) {
-            sum[d] += last * copies;
-            last += last * copies;
-        } else {
-            sum[d] += last;
-        }
-        if (sum[d] > REGEX_WEIGHT_MAX || last > REGEX_WEIGHT_MAX) {
-            nvtxcorr_labels_error(p, line, "bad regex '%s': repetition too large (limit %d)",
-                                  excerpt(src, q, sizeof(q)), REGEX_WEIGHT_MAX);
-            return -1;
+        const char *why = regex_refusal(src, i, w.depth, &after_quantifier);
+        if (why) return refuse_regex(p, line, src, why);
+        weigh_token(&w, src, &i);
+        if (w.sum[w.depth] > REGEX_WEIGHT_MAX || w.last > REGEX_WEIGHT_MAX) {
+            char why_limit[64];
+            snprintf(why_limit, sizeof(why_limit), "repetition too large (limit %d)",
+                     REGEX_WEIGHT_MAX);
+            return refuse_regex(p, line, src, why_limit);
         }
     }
     *weight = 0;
-    for (size_t k = 0; k <= d; k++)
-        *weight += sum[k]; /* groups left open are regcomp's error; count them anyway */
+    for (size_t k = 0; k <= w.depth; k++)
+        *weight += w.sum[k]; /* groups left open are regcomp's error; count them anyway */
     return 0;
 }
 
@@ -338,18 +378,9 @@ static char *regex_literal(const char *src)
         } else if (c == '\\' && src[i + 1]) {
             i++;
         } else if (c == '[') {
-            i++;
-            if (src[i] == '^') i++;
-            if (src[i] == ']') i++;
-            while (src[i] && src[i] != ']') {
-                if (src[i] == '[' && src[i + 1] && strchr(":.=", src[i + 1])) {
-                    char close[3] = {src[i + 1], ']', '\0'};
-                    const char *e = strstr(src + i + 2, close);
-                    i = e ? (size_t)(e - src) + 1 : n - 1;
-                }
-                i++;
-            }
-            if (!src[i]) break;
+            const char *end = nvtxcorr_labels_bracket_end(src + i, BRACKET_REGEX);
+            if (!end) break;
+            i = (size_t)(end - src);
         } else if (c == '{') {
             while (src[i + 1] && src[i] != '}')
                 i++;
@@ -360,10 +391,8 @@ static char *regex_literal(const char *src)
 
 static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, const char *src)
 {
-    char q[QUOTE_MAX + 8];
     char err[256];
     int rc;
-
     unsigned long weight = 0;
 
     if (regex_weight(p, line, src, &weight) != 0) return -1;
@@ -387,8 +416,7 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
         regerror(rc, r->re, err, sizeof(err));
         free(r->re);
         r->re = NULL;
-        nvtxcorr_labels_error(p, line, "bad regex '%s': %s", excerpt(src, q, sizeof(q)), err);
-        return -1;
+        return refuse_regex(p, line, src, err);
     }
     return 0;
 }
@@ -463,11 +491,78 @@ static int hexval(char c)
     return -1;
 }
 
+static int parse_color(labels_parser_t *p, unsigned line, label_rule_t *r, const char *v)
+{
+    char q[QUOTE_MAX + 8];
+    uint32_t rgb = 0;
+    int ok = v[0] == '#' && strlen(v) == 7;
+
+    for (int i = 1; ok && i < 7; i++) {
+        int h = hexval(v[i]);
+        ok = h >= 0;
+        rgb = rgb << 4 | (uint32_t)(h & 0xF);
+    }
+    if (r->has_color) {
+        nvtxcorr_labels_error(p, line, "duplicate option 'color'");
+        return -1;
+    }
+    if (!ok) {
+        nvtxcorr_labels_error(p, line, "bad color '%s': expected #RRGGBB",
+                              excerpt(v, q, sizeof(q)));
+        return -1;
+    }
+    r->has_color = 1;
+    r->color = 0xFF000000u | rgb;
+    return 0;
+}
+
+static int parse_category(labels_parser_t *p, unsigned line, label_rule_t *r, const char *v)
+{
+    char q[QUOTE_MAX + 8];
+    size_t n = strlen(v);
+    int ok = n >= 1 && n <= CATEGORY_NAME_MAX;
+
+    for (size_t i = 0; ok && i < n; i++)
+        ok = is_category_char(v[i]);
+    if (r->category) {
+        nvtxcorr_labels_error(p, line, "duplicate option 'category'");
+        return -1;
+    }
+    if (!ok) {
+        nvtxcorr_labels_error(p, line, "bad category '%s': expected 1 to %d of A-Z a-z 0-9 _ . : -",
+                              excerpt(v, q, sizeof(q)), CATEGORY_NAME_MAX);
+        return -1;
+    }
+    r->category = strdup(v);
+    if (!r->category) {
+        nvtxcorr_labels_error(p, line, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* The options a rule may carry after its label, as key=value. */
+typedef int (*option_parser_fn)(labels_parser_t *p, unsigned line, label_rule_t *r,
+                                const char *value);
+static const struct rule_option {
+    const char *key;
+    option_parser_fn parse;
+} rule_options[] = {{"color", parse_color}, {"category", parse_category}};
+
+/* The option whose key is the `len` bytes at `key`, or NULL. */
+static const struct rule_option *find_option(const char *key, size_t len)
+{
+    for (size_t i = 0; i < sizeof(rule_options) / sizeof(rule_options[0]); i++) {
+        const struct rule_option *o = &rule_options[i];
+        if (strlen(o->key) == len && memcmp(o->key, key, len) == 0) return o;
+    }
+    return NULL;
+}
+
 static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, const char *tok)
 {
     char q[QUOTE_MAX + 8];
     const char *eq = strchr(tok, '=');
-    const char *v = eq ? eq + 1 : NULL;
 
     if (!eq) {
         nvtxcorr_labels_error(
@@ -478,54 +573,9 @@ static int parse_option(labels_parser_t *p, unsigned line, label_rule_t *r, cons
         return -1;
     }
     size_t klen = (size_t)(eq - tok);
-    if (klen == 5 && memcmp(tok, "color", 5) == 0) {
-        uint32_t rgb = 0;
-        int ok = v[0] == '#' && strlen(v) == 7;
-        for (int i = 1; ok && i < 7; i++) {
-            int h = hexval(v[i]);
-            ok = h >= 0;
-            rgb = rgb << 4 | (uint32_t)(h & 0xF);
-        }
-        if (r->has_color) {
-            nvtxcorr_labels_error(p, line, "duplicate option 'color'");
-            return -1;
-        }
-        if (!ok) {
-            nvtxcorr_labels_error(p, line, "bad color '%s': expected #RRGGBB",
-                                  excerpt(v, q, sizeof(q)));
-            return -1;
-        }
-        r->has_color = 1;
-        r->color = 0xFF000000u | rgb;
-        return 0;
-    }
-    if (klen == 8 && memcmp(tok, "category", 8) == 0) {
-        size_t n = strlen(v);
-        int ok = n >= 1 && n <= CATEGORY_NAME_MAX;
-        for (size_t i = 0; ok && i < n; i++)
-            ok = is_category_char(v[i]);
-        if (r->category) {
-            nvtxcorr_labels_error(p, line, "duplicate option 'category'");
-            return -1;
-        }
-        if (!ok) {
-            nvtxcorr_labels_error(p, line,
-                                  "bad category '%s': expected 1 to %d of A-Z a-z 0-9 _ . : -",
-                                  excerpt(v, q, sizeof(q)), CATEGORY_NAME_MAX);
-            return -1;
-        }
-        r->category = strdup(v);
-        if (!r->category) {
-            nvtxcorr_labels_error(p, line, "out of memory");
-            return -1;
-        }
-        return 0;
-    }
-    char key[QUOTE_MAX + 2];
-    size_t k = klen < QUOTE_MAX + 1 ? klen : QUOTE_MAX + 1;
-    memcpy(key, tok, k);
-    key[k] = '\0';
-    nvtxcorr_labels_error(p, line, "unknown option '%s'", excerpt(key, q, sizeof(q)));
+    const struct rule_option *o = find_option(tok, klen);
+    if (o) return o->parse(p, line, r, eq + 1);
+    nvtxcorr_labels_error(p, line, "unknown option '%s'", excerpt_bytes(tok, klen, q, sizeof(q)));
     return -1;
 }
 
@@ -566,9 +616,12 @@ static int append_rule(labels_parser_t *p, unsigned line, label_rule_t *r)
     return 0;
 }
 
+/* An unquoted label that reads "key=..." with a known key is an option: the label is missing. */
 static int looks_like_option(const char *tok)
 {
-    return strncmp(tok, "color=", 6) == 0 || strncmp(tok, "category=", 9) == 0;
+    const char *eq = strchr(tok, '=');
+
+    return eq && find_option(tok, (size_t)(eq - tok)) != NULL;
 }
 
 void nvtxcorr_labels_parse_rule(labels_parser_t *p, unsigned line, const char *s, char *tok)

@@ -110,93 +110,140 @@ static size_t skip_operator(const char *s, size_t len, size_t i)
     return i;
 }
 
+#define NO_END ((size_t)-1) /* base_scan.nend before the name's end is seen */
+
+/* What base_span knows while it reads a demangled name left to right. */
+typedef struct base_scan {
+    char stack[128]; /* open brackets, innermost last */
+    size_t depth;
+    size_t comp;      /* start of the current name component */
+    size_t nend;      /* end of the component's name proper, once seen */
+    size_t bs, be;    /* the last function name seen before a parameter list */
+    int have;         /* bs, be are set */
+    int after_params; /* past that parameter list */
+} base_scan_t;
+
+/* Inside brackets only nesting matters. Angle brackets count only outside parentheses, where
+ * the demangler prints expressions such as "(3)>(2)". Returns 0, or -1 when too deep. */
+static int scan_nested(base_scan_t *st, char c)
+{
+    char top = st->stack[st->depth - 1];
+
+    if (is_open(c) && !(c == '<' && top == '(')) {
+        if (st->depth == sizeof(st->stack)) return -1;
+        st->stack[st->depth++] = c;
+    } else if (is_close(c) && !(c == '>' && top != '<')) {
+        st->depth--;
+    }
+    return 0;
+}
+
+/* " const", " &&", " [clone .cold]" after the parameter list. Returns 0, or -1 when a
+ * bracket closes that never opened. */
+static int scan_after_params(base_scan_t *st, char c)
+{
+    if (is_open(c))
+        st->stack[st->depth++] = c;
+    else if (is_close(c))
+        return -1;
+    return 0;
+}
+
+/* Outside brackets, before any parameter list: a space ends a return type, '(' after name
+ * characters opens the parameters. Returns 0, or -1 when a bracket closes that never opened. */
+static int scan_top_level(base_scan_t *st, const char *s, size_t i)
+{
+    char c = s[i];
+
+    if (c == ' ') {
+        /* Top-level space: what came before was a return type. */
+        st->comp = i + 1;
+        st->nend = NO_END;
+    } else if (c == '(' && i > st->comp) {
+        if (st->nend == NO_END) st->nend = i;
+        st->bs = st->comp;
+        st->be = st->nend;
+        st->have = 1;
+        st->after_params = 1;
+        st->stack[st->depth++] = c;
+    } else if (is_open(c)) {
+        /* "(anonymous namespace)" and "{lambda(int)#1}" are names; a '<' or '[' after
+         * name characters opens template arguments or an ABI tag. */
+        if (i > st->comp && st->nend == NO_END && c != '{') st->nend = i;
+        st->stack[st->depth++] = c;
+    } else if (is_close(c)) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Past an operator's name ending at j; returns where reading goes on. The demangler writes
+ * "operator< <int>" so the template list cannot fuse with the operator; that space is not a
+ * return-type separator. */
+static size_t after_operator(base_scan_t *st, const char *s, size_t len, size_t j)
+{
+    if (st->depth == 0 && j + 1 < len && s[j] == ' ' && s[j + 1] == '<') {
+        if (st->nend == NO_END) st->nend = j;
+        j++;
+    }
+    return j;
+}
+
 /* Finds the base name inside a demangled name: the last name component (after `::`) of the
  * function, without template arguments, `[abi:...]` tags, parameters, qualifiers or a
- * leading return type. One pass with a bracket stack; angle brackets count only outside
- * parentheses, where the demangler prints expressions such as "(3)>(2)". Returns 0 and the
- * span [*b, *e), or -1 when the name does not parse (unbalanced or too deep). */
+ * leading return type. One pass with a bracket stack. Returns 0 and the span [*b, *e), or -1
+ * when the name does not parse (unbalanced or too deep). */
 static int base_span(const char *s, size_t len, size_t *b, size_t *e)
 {
-    char stack[128];
-    size_t depth = 0;
-    size_t comp = 0;          /* start of the current name component */
-    size_t nend = (size_t)-1; /* end of the component's name proper, once seen */
-    size_t bs = 0, be = 0;
-    int have = 0, after_params = 0;
+    base_scan_t st;
 
+    memset(&st, 0, sizeof(st));
+    st.nend = NO_END;
     for (size_t i = 0; i < len;) {
-        char c = s[i];
         size_t j = skip_operator(s, len, i);
+        int rc;
 
         if (j != i) {
-            /* The demangler writes "operator< <int>" so the template list cannot fuse with
-             * the operator; that space is not a return-type separator. */
-            if (depth == 0 && j + 1 < len && s[j] == ' ' && s[j + 1] == '<') {
-                if (nend == (size_t)-1) nend = j;
-                j++;
-            }
-            i = j;
+            i = after_operator(&st, s, len, j);
             continue;
         }
-        if (depth > 0) {
-            char top = stack[depth - 1];
-            if (is_open(c) && !(c == '<' && top == '(')) {
-                if (depth == sizeof(stack)) return -1;
-                stack[depth++] = c;
-            } else if (is_close(c) && !(c == '>' && top != '<')) {
-                depth--;
-            }
-            i++;
-            continue;
-        }
-        if (c == ':' && i + 1 < len && s[i + 1] == ':') {
+        if (s[i] == ':' && st.depth == 0 && i + 1 < len && s[i + 1] == ':') {
             /* A local entity ("outer(int)::inner(float)"): the name starts over. */
-            after_params = 0;
-            comp = i + 2;
-            nend = (size_t)-1;
+            st.after_params = 0;
+            st.comp = i + 2;
+            st.nend = NO_END;
             i += 2;
             continue;
         }
-        if (after_params) {
-            /* " const", " &&", " [clone .cold]" after the parameter list. */
-            if (is_open(c))
-                stack[depth++] = c;
-            else if (is_close(c))
-                return -1;
-            i++;
-            continue;
-        }
-        if (c == ' ') {
-            /* Top-level space: what came before was a return type. */
-            comp = i + 1;
-            nend = (size_t)-1;
-        } else if (c == '(' && i > comp) {
-            if (nend == (size_t)-1) nend = i;
-            bs = comp;
-            be = nend;
-            have = 1;
-            after_params = 1;
-            stack[depth++] = c;
-        } else if (is_open(c)) {
-            /* "(anonymous namespace)" and "{lambda(int)#1}" are names; a '<' or '[' after
-             * name characters opens template arguments or an ABI tag. */
-            if (i > comp && nend == (size_t)-1 && c != '{') nend = i;
-            stack[depth++] = c;
-        } else if (is_close(c)) {
-            return -1;
-        }
+        if (st.depth > 0)
+            rc = scan_nested(&st, s[i]);
+        else if (st.after_params)
+            rc = scan_after_params(&st, s[i]);
+        else
+            rc = scan_top_level(&st, s, i);
+        if (rc != 0) return -1;
         i++;
     }
-    if (depth > 0) return -1;
-    if (!after_params && comp < len) {
-        bs = comp;
-        be = nend == (size_t)-1 ? len : nend;
-        have = 1;
+    if (st.depth > 0) return -1;
+    if (!st.after_params && st.comp < len) {
+        st.bs = st.comp;
+        st.be = st.nend == NO_END ? len : st.nend;
+        st.have = 1;
     }
-    if (!have || be <= bs) return -1;
-    *b = bs;
-    *e = be;
+    if (!st.have || st.be <= st.bs) return -1;
+    *b = st.bs;
+    *e = st.be;
     return 0;
+}
+
+/* The base name's span, or the whole name when it does not parse: any text is its own base
+ * name rather than none. */
+static void base_or_whole(const char *s, size_t len, size_t *b, size_t *e)
+{
+    if (base_span(s, len, b, e) != 0) {
+        *b = 0;
+        *e = len;
+    }
 }
 
 /* Copies n bytes of src into buf as a string; returns -1 when it had to truncate. */
@@ -219,10 +266,7 @@ static int base_into(const char *demangled, char *buf, size_t size)
     size_t len = strlen(demangled);
     size_t b, e;
 
-    if (base_span(demangled, len, &b, &e) != 0) {
-        b = 0;
-        e = len;
-    }
+    base_or_whole(demangled, len, &b, &e);
     return copy_span(buf, size, demangled + b, e - b);
 }
 
@@ -255,10 +299,7 @@ int nvtxcorr_names_from_mangled(const char *mangled, nvtxcorr_kernel_names_t *ou
      * do not fit. */
     size_t len = strlen(dem);
     size_t b, e;
-    if (base_span(dem, len, &b, &e) != 0) {
-        b = 0;
-        e = len;
-    }
+    base_or_whole(dem, len, &b, &e);
     size_t base_room = e - b + 1 < storage_size ? e - b + 1 : storage_size - 1;
     int rc = copy_span(storage, base_room, dem + b, e - b);
     char *rest = storage + base_room;
