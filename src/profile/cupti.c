@@ -349,11 +349,13 @@ void nvtxcorr_prof_gpu_after_fork(void)
     warn_at_launch = nvtxcorr_config.profile && nvtxcorr_prof_gpu_note[0] &&
                      strncmp(nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=", 13) &&
                      strncmp(nvtxcorr_prof_gpu_note, "an NVTX tool", 12);
+    nvtxcorr_prof_gpu_on = warn_at_launch ? 2 : 0;
 }
 
 /* The first launch of a forked child (thread attach path). */
 void nvtxcorr_prof_gpu_first_launch(void)
 {
+    nvtxcorr_prof_gpu_on = 0;
     if (warn_at_launch) {
         warn_at_launch = 0;
         warn_unavailable();
