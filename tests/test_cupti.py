@@ -315,9 +315,14 @@ def test_cupti_trace(env):
         check(e["dur"] * 1000 == round(e["dur"] * 1000) and e["dur"] > 0, f"{e}")
     d = one(sums)
     check(abs(sum(e["dur"] for e in gpu) * 1000 - d["totals"]["gpu_ns"]) < 1, "durations")
-    # every launch's arrows end in kernels that start after the launch began
+    # each arrow starts inside its launch's slice and ends in work that began after it
+    enclosing = {}
+    for sid, st in starts.items():
+        x = [e for e in cpu if e["tid"] == st["tid"] and e["ts"] <= st["ts"] <= e["ts"] + e["dur"]]
+        check(len(x) == 1, f"flow start outside a launch: {st}")
+        enclosing[sid] = x[0]
     for f in ends:
-        check(f["ts"] >= starts[f["id"]]["ts"] - 0.001, f"arrow backwards in time: {f}")
+        check(f["ts"] >= enclosing[f["id"]]["ts"] - 0.001, f"arrow backwards in time: {f}")
 
 
 @scenario

@@ -22,6 +22,9 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,6 +190,8 @@ static const CUpti_ActivityKind optional[] = {CUPTI_ACTIVITY_KIND_MEMCPY,
 static const char *const required_names[] = {"CONCURRENT_KERNEL", "EXTERNAL_CORRELATION", "DRIVER",
                                              "RUNTIME"};
 
+static void start_helper(void);
+
 static int start_cupti(void)
 {
     char tried[2048] = "";
@@ -247,6 +252,7 @@ static int start_cupti(void)
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++)
         if (api.cuptiActivityEnable(optional[i]) != CUPTI_SUCCESS && api.cuptiGetLastError)
             api.cuptiGetLastError();
+    start_helper();
     return 0;
 }
 
@@ -267,17 +273,9 @@ void nvtxcorr_prof_gpu_pop(void)
 }
 
 /* Every record CUPTI holds, delivered before the summary is written. The buffers may be
- * given back on CUPTI's own thread after the flush returns: wait for them, a bounded time.
- * From a signal handler the flush is skipped when the signal interrupted a launch (CUPTI's
- * or our own locks may be held by this very thread); what was delivered still counts. */
-void nvtxcorr_prof_gpu_flush(int from_signal)
+ * given back on CUPTI's own thread after the flush returns: wait for them, a bounded time. */
+static void flush_and_wait(void)
 {
-    if (!nvtxcorr_prof_gpu_on) return;
-    if (from_signal && nvtxcorr_thread.depth != 0) {
-        nvtxcorr_prof_gpu_set_partial("the signal arrived during a launch: records still in "
-                                      "CUPTI's buffers are not counted");
-        return;
-    }
     api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (int i = 0; i < 400 && atomic_load(&outstanding) > 0; i++) {
         struct timespec ts = {0, 5 * 1000 * 1000}; /* 2 s in all */
@@ -286,6 +284,66 @@ void nvtxcorr_prof_gpu_flush(int from_signal)
     }
     if (atomic_load(&outstanding) > 0)
         nvtxcorr_prof_gpu_set_partial("CUPTI did not give back every buffer within 2 s");
+}
+
+/* The signal path cannot flush itself: CUPTI and the record processing allocate and lock,
+ * which a signal handler must not. A helper thread, started with CUPTI and blocked on a
+ * semaphore (sem_post is async-signal-safe), flushes and settles the records; the handler
+ * waits for it a bounded time. If the thread the signal interrupted holds a lock the helper
+ * needs (it was inside CUPTI, or delivering a buffer), the helper cannot finish, and the
+ * summary says the GPU time is partial instead of the process hanging. */
+static sem_t flush_request;
+static _Atomic int flush_done, helper_started;
+
+static void *flush_helper(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        while (sem_wait(&flush_request) != 0)
+            ;
+        flush_and_wait();
+        nvtxcorr_prof_gpu_finished(nvtxcorr_prof_gpu_finish(0));
+        atomic_store(&flush_done, 1);
+    }
+    return NULL;
+}
+
+static void start_helper(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    if (sem_init(&flush_request, 0, 0) != 0) return;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals never land there */
+    if (pthread_create(&t, &attr, flush_helper, NULL) == 0) atomic_store(&helper_started, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+void nvtxcorr_prof_gpu_flush(int from_signal)
+{
+    if (nvtxcorr_prof_gpu_on != 1) return;
+    if (!from_signal) {
+        flush_and_wait();
+        return;
+    }
+    if (!atomic_load(&helper_started)) {
+        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI not flushed");
+        return;
+    }
+    atomic_store(&flush_done, 0);
+    sem_post(&flush_request);
+    for (int i = 0; i < 600 && !atomic_load(&flush_done); i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000}; /* 3 s in all */
+        nanosleep(&ts, NULL);
+    }
+    if (!atomic_load(&flush_done))
+        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI could not be flushed "
+                                      "within 3 s; records still in its buffers are not counted");
 }
 #else
 static int start_cupti(void)

@@ -11,7 +11,8 @@
  *              memset nodes count under the sites "[memcpy]" and "[memset]".
  * Per graph site, also the GPU time of each replay (the sum over its operations), as a
  * histogram. Everything here runs under one lock, on whichever thread CUPTI gives a buffer
- * back on; the summary reads under the same lock, or without it from a signal handler. */
+ * back on; the summary reads under the same lock, or from a signal handler after cupti.c's
+ * helper thread settled everything (trying the lock, reading without it if it is held). */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdlib.h>
@@ -74,10 +75,14 @@ void nvtxcorr_prof_gpu_reset(void)
     pthread_mutex_init(&gpu_lock, NULL);
 }
 
+/* Async-signal-safe: a plain copy. */
 void nvtxcorr_prof_gpu_set_partial(const char *why)
 {
-    if (nvtxcorr_prof_gpu_note[0] == 0)
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "%s", why);
+    if (nvtxcorr_prof_gpu_note[0] != 0) return;
+    size_t n = strlen(why);
+    if (n >= sizeof nvtxcorr_prof_gpu_note) n = sizeof nvtxcorr_prof_gpu_note - 1;
+    memcpy(nvtxcorr_prof_gpu_note, why, n);
+    nvtxcorr_prof_gpu_note[n] = 0;
 }
 
 static void add(prof_gpu_stat_t *s, uint64_t ns)
@@ -285,7 +290,7 @@ int nvtxcorr_prof_gpu_finish(int from_signal)
 {
     int locked =
         from_signal ? pthread_mutex_trylock(&gpu_lock) == 0 : pthread_mutex_lock(&gpu_lock) == 0;
-    if (!locked) return 0;
+    if (!locked || from_signal) return locked; /* the flush helper settled them (cupti.c) */
     retry_pending(1);
     for (int i = 0; i < OPEN_REPLAYS; i++)
         if (open_replays[i].ext) {
