@@ -7,10 +7,12 @@ name, 500 ns per memset node. Expected values are computed here from the demo pr
 kernels and label table (tests/demo), independently of nvtxcorr's code."""
 import csv
 import glob
+import io
 import json
 import os
 import re
 import signal
+import subprocess
 import tempfile
 
 from harness import ROOT, Skip, check, scenario
@@ -337,3 +339,39 @@ def test_cupti_memory_flat(env):
         check(view(d["labels"]) == {"add1": (int(n), int(n) * ns("_Z4add1Pii"))},
               f"{view(d['labels'])}")
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
+
+
+@scenario
+def test_cupti_report_merge(env):
+    """nvtxcorr report merges the GPU fields exactly: two demo runs and one without CUPTI."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-cupti-")
+    for extra in ({}, {"FAKECUPTI_BUFFER_RECORDS": "3"}, {"NVTXCORR_GPU": "0"}):
+        gpu_run(env, [demo(env)], extra=dict(extra, NVTXCORR_PROFILE=os.path.join(tmp, "p.%p.json")))
+    files = sorted(glob.glob(os.path.join(tmp, "*.json")))
+    check(len(files) == 3, f"{files}")
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    r = subprocess.run([launcher, "report", "--json", *files], capture_output=True, text=True)
+    check(r.returncode == 0 and r.stderr == "", r.stderr)
+    m = json.loads(r.stdout)
+    by_launch, by_kernel, kernels, replay_ns = expected_views()
+    twice = lambda d: {k: (2 * n, 2 * t) for k, (n, t) in d.items()}
+    check(m["gpu_time"] is True and m["gpu_time_note"].startswith("1 of 3 processes without GPU "
+                                                                  "time: NVTXCORR_GPU=0"),
+          f"{m['gpu_time_note']}")
+    check(view(m["labels"]) == twice(by_launch), f"labels {view(m['labels'])}")
+    check(view(m["kernel_labels"]) == twice(by_kernel), f"kernel labels {view(m['kernel_labels'])}")
+    got = {e["name"]: (e["gpu_kernels"], e["gpu_ns"]) for e in m["kernels"] if e["gpu_kernels"]}
+    check(got == twice(kernels), f"kernels {got}")
+    g = m["graphs"]
+    check(len(g) == 1 and g[0]["replays"] == 2 * REPLAYS and
+          g[0]["gpu_replay_p50_ns"] == g[0]["gpu_replay_p99_ns"] == replay_ns, f"{g}")
+    check(sum(e["launches"] for e in m["labels"]) == 3 * (23 + REPLAYS), "CPU counts")
+    text = subprocess.run([launcher, "report", *files], capture_output=True, text=True).stdout
+    check(all(len(line) <= 100 for line in text.splitlines()) and
+          re.search(r"^GPU time: .* in 414 kernels", text, re.M) and
+          re.search(r"^decode\.step +16 +23 ", text, re.M), text)
+    rows = list(csv.DictReader(io.StringIO(subprocess.run(
+        [launcher, "report", "--csv", *files], capture_output=True, text=True).stdout)))
+    got = {r["label"]: (int(r["gpu_kernels"]), int(r["gpu_ns"])) for r in rows
+           if r["section"] == "kernel_label"}
+    check(got == twice(by_kernel), f"csv {got}")

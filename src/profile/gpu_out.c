@@ -319,7 +319,7 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
     nvtxcorr_out_u64(o, g->dropped);
     nvtxcorr_out_str(o, " records dropped by CUPTI");
     if (nvtxcorr_prof_gpu_note[0]) {
-        nvtxcorr_out_str(o, " (");
+        nvtxcorr_out_str(o, "\n(");
         nvtxcorr_out_str(o, nvtxcorr_prof_gpu_note);
         nvtxcorr_out_str(o, ")");
     }
