@@ -93,25 +93,43 @@ static void add(prof_gpu_stat_t *s, uint64_t ns)
     s->ns += ns;
 }
 
+/* CUPTI hands out the same name pointer for every execution of a kernel: a direct-mapped
+ * cache by pointer (checked with strcmp, as an address may be reused for another name) saves
+ * hashing the name each time. */
+enum { NAME_CACHE = 256 };
+static struct {
+    const char *ptr, *copy; /* CUPTI's pointer; our copy of the name it had */
+    uint32_t site;
+} name_cache[NAME_CACHE];
+
+static const name_entry_t *site_for_name_slow(const char *name);
 static uint32_t site_for_name(const char *name)
+{
+    size_t i = ((uintptr_t)name >> 3) % NAME_CACHE;
+    if (name_cache[i].ptr == name && !strcmp(name_cache[i].copy, name)) return name_cache[i].site;
+    const name_entry_t *e = site_for_name_slow(name);
+    if (e == NULL) return 0;
+    name_cache[i].ptr = name, name_cache[i].copy = e->name, name_cache[i].site = e->site;
+    return e->site;
+}
+
+static const name_entry_t *site_for_name_slow(const char *name)
 {
     size_t h = 1469598103934665603ull;
     for (const char *p = name; *p; p++)
         h = (h ^ (unsigned char)*p) * 1099511628211ull;
     h %= NAME_BUCKETS;
     for (name_entry_t *e = names[h]; e; e = e->next)
-        if (!strcmp(e->name, name)) return e->site;
+        if (!strcmp(e->name, name)) return e;
     const nvtxcorr_profile_site_t *s = nvtxcorr_prof_kernel_site(name);
-    uint32_t id = s ? s->id : 0;
     size_t len = strlen(name);
     name_entry_t *e = malloc(sizeof *e + len + 1);
-    if (e) {
-        e->site = id;
-        memcpy(e->name, name, len + 1);
-        e->next = names[h];
-        names[h] = e;
-    }
-    return id;
+    if (e == NULL) return NULL; /* counted under [other] (site 0) */
+    e->site = s ? s->id : 0;
+    memcpy(e->name, name, len + 1);
+    e->next = names[h];
+    names[h] = e;
+    return e;
 }
 
 static void replay_done(const open_replay_t *r)
@@ -124,13 +142,17 @@ static void replay_done(const open_replay_t *r)
     p->hist[prof_bucket(r->ns)]++;
 }
 
-/* One operation of a graph replay: summed into the replay it belongs to. */
+/* One operation of a graph replay: summed into the replay it belongs to. Open replays are
+ * kept 4-way set-associative by external id: a replay is complete once four newer ones of
+ * its set have started (replays overlap only as far as streams run them concurrently). */
+enum { REPLAY_WAYS = 4 };
 static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
 {
-    open_replay_t *victim = &open_replays[0];
+    size_t set = (size_t)((ext * 0x9E3779B97F4A7C15ull) >> 60) % (OPEN_REPLAYS / REPLAY_WAYS);
+    open_replay_t *ways = &open_replays[set * REPLAY_WAYS], *victim = ways;
     use_clock++;
-    for (int i = 0; i < OPEN_REPLAYS; i++) {
-        open_replay_t *r = &open_replays[i];
+    for (int i = 0; i < REPLAY_WAYS; i++) {
+        open_replay_t *r = &ways[i];
         if (r->ext == ext) {
             r->ns += ns, r->ops++, r->last_use = use_clock;
             return;

@@ -6,7 +6,8 @@
  * It finds the fake driver's side channel (fakecuda_set_activity_hook in libcuda.so.1) when
  * the client registers its buffer callbacks. From then on every launch that runs produces,
  * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
- * has a CUSTOM0 external id pushed, and one CONCURRENT_KERNEL record per kernel (a MEMSET record
+ * has a CUSTOM0 external id pushed (only with DRIVER records on: CUPTI emits it before an API
+ * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
  * per memset node of a graph), all with one new correlation id. Durations are deterministic:
  * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
  * each other on one GPU timeline that starts no earlier than the launch.
@@ -61,8 +62,9 @@ typedef struct done {
 static done_t *queue_head, **queue_tail = &queue_head;
 static int worker_started;
 
-static __thread uint64_t ext_stack[16];
-static __thread int ext_depth;
+static __thread uint64_t ext_stack[16] __attribute__((tls_model("initial-exec")));
+static __thread int ext_depth __attribute__((tls_model("initial-exec")));
+static uint32_t pid;
 
 static uint64_t mono_ns(void)
 {
@@ -84,6 +86,7 @@ static int env_int(const char *name)
 
 static void after_fork_in_child(void)
 {
+    pid = (uint32_t)getpid();
     pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&wake, NULL);
     memset(enabled_kinds, 0, sizeof enabled_kinds);
@@ -101,6 +104,7 @@ static void configure(void)
     drop_every = env_int("FAKECUPTI_DROP_EVERY");
     async_ms = env_int("FAKECUPTI_ASYNC_MS");
     fail_flush = env_int("FAKECUPTI_FAIL_FLUSH");
+    pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
 
@@ -219,11 +223,14 @@ static void on_launch(const fakecuda_op_t *ops, size_t n)
         if (a) {
             a->kind = CUPTI_ACTIVITY_KIND_DRIVER;
             a->start = launch, a->end = launch + 1;
-            a->processId = (uint32_t)getpid();
+            a->processId = pid;
             a->correlationId = corr;
         }
     }
-    if (ext_depth > 0 && enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+    /* As documented: an API record made inside an external region is preceded by the
+     * external correlation record, so without API records there is none. */
+    if (ext_depth > 0 && enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) &&
+        enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
         CUpti_ActivityExternalCorrelation *e = room_locked(sizeof *e);
         if (e) {
             e->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
