@@ -375,3 +375,28 @@ def test_cupti_report_merge(env):
     got = {r["label"]: (int(r["gpu_kernels"]), int(r["gpu_ns"])) for r in rows
            if r["section"] == "kernel_label"}
     check(got == twice(by_kernel), f"csv {got}")
+
+
+@scenario
+def test_cupti_doctor(env):
+    """nvtxcorr doctor names the libcupti profile mode would load, in the same order."""
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
+
+    def doctor(extra):
+        p = subprocess.run([launcher, "doctor"], capture_output=True, text=True,
+                           env=dict(base, **extra))
+        check(p.returncode == 0, p.stderr)
+        return re.search(r"^CUPTI +(.*)$", p.stdout, re.M)[1]
+    fake = fake_cupti(env)
+    check(doctor({"NVTXCORR_CUPTI_LIBRARY": fake}) == f"ok: {fake} loads", "explicit library")
+    check(doctor({"NVTXCORR_CUPTI_LIBRARY": "/nonexistent/libcupti.so"}).startswith(
+        "fail: /nonexistent/libcupti.so does not load"), "missing library")
+    check(doctor({"NVTXCORR_GPU": "0"}).startswith("off: "), "NVTXCORR_GPU=0")
+    with tempfile.TemporaryDirectory() as home:  # CUDA_HOME first, lib64 before extras
+        os.makedirs(os.path.join(home, "lib64"))
+        os.symlink(fake, os.path.join(home, "lib64", "libcupti.so"))
+        check(doctor({"CUDA_HOME": home}) ==
+              f"ok: {home}/lib64/libcupti.so loads", "CUDA_HOME")
+        run, sums, _ = gpu_run(env, [demo(env)], extra={"CUDA_HOME": home}, cupti=False)
+        check(run.err == "" and one(sums)["gpu_time"] is True, f"CUDA_HOME search: {run.err}")
