@@ -388,6 +388,54 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 }
 #endif
 
+/* CUPTI's start (dlopen of a 4 MB library and its constructors, the first activity enable,
+ * which sets up its profiling state) is deeper than the slow-path stack it is called on was
+ * sized for (256 KiB, slowstack.c). It runs on a stack of its own: 8 MiB reserved with
+ * MAP_NORESERVE (only the pages touched cost memory), a guard page below, unmapped after.
+ * ASan does not follow swapcontext: the sanitized build starts CUPTI where it is. */
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NVTXCORR_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(NVTXCORR_ASAN)
+static int start_on_own_stack(void)
+{
+    return start_cupti();
+}
+#else
+#include <sys/mman.h>
+#include <ucontext.h>
+enum { START_STACK = 8 << 20, GUARD = 64 << 10 };
+static ucontext_t start_caller, start_callee;
+static int start_result;
+
+static void start_trampoline(void)
+{
+    start_result = start_cupti();
+}
+
+static int start_on_own_stack(void)
+{
+    char *p = mmap(NULL, START_STACK, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) return start_cupti();
+    mprotect(p, GUARD, PROT_NONE);
+    if (getcontext(&start_callee) != 0) {
+        munmap(p, START_STACK);
+        return start_cupti();
+    }
+    start_callee.uc_stack.ss_sp = p + GUARD;
+    start_callee.uc_stack.ss_size = START_STACK - GUARD;
+    start_callee.uc_link = &start_caller;
+    makecontext(&start_callee, start_trampoline, 0);
+    start_result = -1;
+    int r = swapcontext(&start_caller, &start_callee) == 0 ? start_result : start_cupti();
+    munmap(p, START_STACK);
+    return r;
+}
+#endif
+
 static void warn_unavailable(void)
 {
     nvtxcorr_prof_say("warn", "GPU time unavailable: ", nvtxcorr_prof_gpu_note, NULL);
@@ -406,7 +454,7 @@ void nvtxcorr_prof_gpu_start(void)
     } else if (nvtxcorr_domain != NULL) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
                  "an NVTX tool is attached (Nsight owns CUPTI)");
-    } else if (start_cupti() == 0) {
+    } else if (start_on_own_stack() == 0) {
         nvtxcorr_prof_gpu_note[0] = 0;
         nvtxcorr_prof_gpu_on = 1;
     } else {
