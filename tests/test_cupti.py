@@ -154,6 +154,28 @@ def test_cupti_views_exact(env):
 
 
 @scenario
+def test_cupti_skip_rules(env):
+    """Kernels whose rule says "-" (norm) are in kernels but in no label: the totals say how
+    much each view leaves out, and the sums still meet."""
+    rules = "*rms_norm* -"  # tried before demo.conf's rules
+    run, sums, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_LABELS_INLINE": rules})
+    check(run.rc == 0 and run.err == "", run.err)
+    d = one(sums)
+    by_launch, by_kernel, _, _ = expected_views()
+    norm_prefill, norm_all = by_launch.pop("norm"), by_kernel.pop("norm")
+    t = d["totals"]
+    check(view(d["labels"]) == by_launch and view(d["kernel_labels"]) == by_kernel,
+          f"{view(d['labels'])} {view(d['kernel_labels'])}")
+    check(t["gpu_unlabelled_launch_ns"] == norm_prefill[1] and
+          t["gpu_unlabelled_ns"] == norm_all[1], f"{t}")
+    k = [e for e in d["kernels"] if e["function"] == "rms_norm_kernel"]
+    check(len(k) == 1 and k[0]["label"] is None and k[0]["gpu_ns"] == norm_all[1], f"{k}")
+    check(sum(e["gpu_ns"] for e in d["labels"]) + t["gpu_unlabelled_launch_ns"] ==
+          sum(e["gpu_ns"] for e in d["kernel_labels"]) + t["gpu_unlabelled_ns"] == t["gpu_ns"],
+          "views do not meet")
+
+
+@scenario
 def test_cupti_csv_and_text(env):
     by_launch, by_kernel, _, replay_ns = expected_views()
     run, _, tmp = gpu_run(env, [demo(env)], name="p.csv")

@@ -58,14 +58,15 @@ void nvtxcorr_prof_gpu_json_head(prof_out_t *o)
     nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note[0] ? nvtxcorr_prof_gpu_note : NULL);
 }
 
-/* Kernels whose rule says "-": in kernels, in no label of the by-kernel view. */
-static uint64_t unlabelled_ns(uint32_t nsites)
+/* Sites whose rule says "-": their kernels' time (by kernel) or the time their launches
+ * caused (by launch) is in no label of that view. */
+static uint64_t unlabelled_ns(uint32_t nsites, const prof_gpu_stat_t *view)
 {
     uint64_t ns = 0;
     for (uint32_t i = 0; i < nsites; i++) {
         const nvtxcorr_profile_site_t *s =
             atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
-        if (s->label_id == PROF_NO_LABEL) ns += nvtxcorr_prof_gpu.by_kernel[i].ns;
+        if (s->label_id == PROF_NO_LABEL) ns += view[i].ns;
     }
     return ns;
 }
@@ -81,7 +82,9 @@ void nvtxcorr_prof_gpu_json_totals(prof_out_t *o)
     json_u64(o, ", \"gpu_incomplete_records\": ", g->incomplete, have);
     json_u64(o, ", \"gpu_uncorrelated_kernels\": ", g->uncorrelated, have);
     json_u64(o, ", \"gpu_uncorrelated_ns\": ", g->uncorrelated_ns, have);
-    json_u64(o, ", \"gpu_unlabelled_ns\": ", have ? unlabelled_ns(nsites) : 0, have);
+    json_u64(o, ", \"gpu_unlabelled_ns\": ", have ? unlabelled_ns(nsites, g->by_kernel) : 0, have);
+    json_u64(o, ", \"gpu_unlabelled_launch_ns\": ", have ? unlabelled_ns(nsites, g->by_launch) : 0,
+             have);
 }
 
 /* ---- the by-kernel view by label, ordered by GPU time ---- */
