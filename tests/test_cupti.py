@@ -139,13 +139,15 @@ def check_views(d, dropped_every=0):
 
 @scenario
 def test_cupti_views_exact(env):
-    """The demo under the fake CUPTI, in buffers of 1, 7 and unlimited records: both views,
-    the kernels, the decode graph's replays, exactly; CPU counts as without CUPTI."""
+    """The demo under the fake CUPTI, in buffers of 1, 7 and unlimited records, and with
+    kernels delivered before their correlation (in earlier buffers, or earlier in one): both
+    views, the kernels, the decode graph's replays, exactly; CPU counts as without CUPTI."""
     _, base, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_GPU": "0"}, cupti=False)
     base = one(base)
     check(base["gpu_time"] is False and base["gpu_time_note"] == "NVTXCORR_GPU=0", f"{base}")
-    for records in ("1", "7", ""):
-        run, sums, _ = gpu_run(env, [demo(env)], extra={"FAKECUPTI_BUFFER_RECORDS": records})
+    for records, first in (("1", ""), ("7", ""), ("", ""), ("1", "1"), ("", "1")):
+        run, sums, _ = gpu_run(env, [demo(env)], extra={"FAKECUPTI_BUFFER_RECORDS": records,
+                                                         "FAKECUPTI_KERNELS_FIRST": first})
         check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
         d = one(sums)
         check_views(d)

@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,7 +38,7 @@
 int nvtxcorr_prof_gpu_on;
 char nvtxcorr_prof_gpu_note[512];
 static int gpu_tried, warn_at_launch;
-static __thread uint64_t ext_seq;
+static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
 
 #ifdef NVTXCORR_HAVE_CUPTI
 #include <cupti.h>
@@ -280,7 +281,7 @@ static int start_cupti(void)
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
 {
     uint64_t seq = ext_seq;
-    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(gettid() & 0xffff) << 32;
+    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(syscall(SYS_gettid) & 0xffff) << 32;
     ext_seq = ++seq;
     pl->ext = (uint64_t)(site + 1) << 48 | (seq & 0xffffffffffffull);
     if (api.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,

@@ -22,6 +22,8 @@
  *                               complete (a flush then returns before they are delivered)
  *   FAKECUPTI_FAIL_FLUSH=1      cuptiActivityFlushAll returns CUPTI_ERROR_UNKNOWN, delivering
  *                               nothing
+ *   FAKECUPTI_KERNELS_FIRST=1   a launch's kernel records come before its API and external
+ *                               correlation records (with small buffers: in earlier buffers)
  * A forked child records nothing (CUPTI does not follow fork).
  */
 #define _GNU_SOURCE
@@ -44,7 +46,7 @@ static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
 static CUpti_TimestampCallbackFunc timestamp_fn;
 static uint32_t enabled_kinds[64];
-static int refuse, buffer_records, drop_every, async_ms, fail_flush, configured;
+static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, configured;
 static uint32_t next_correlation;
 static uint64_t gpu_clock, kernels_seen, dropped;
 
@@ -104,6 +106,7 @@ static void configure(void)
     drop_every = env_int("FAKECUPTI_DROP_EVERY");
     async_ms = env_int("FAKECUPTI_ASYNC_MS");
     fail_flush = env_int("FAKECUPTI_FAIL_FLUSH");
+    kernels_first = env_int("FAKECUPTI_KERNELS_FIRST");
     pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
@@ -212,12 +215,8 @@ static uint32_t stream_id(const void *stream)
 }
 
 /* The fake driver's report of one launch (fakecuda.h), on the launching thread. */
-static void on_launch(const fakecuda_op_t *ops, size_t n)
+static void api_records_locked(uint32_t corr, uint64_t launch)
 {
-    if (!enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
-    uint64_t launch = now_ns();
-    pthread_mutex_lock(&lock);
-    uint32_t corr = ++next_correlation;
     if (enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
         CUpti_ActivityAPI *a = room_locked(sizeof *a);
         if (a) {
@@ -239,6 +238,10 @@ static void on_launch(const fakecuda_op_t *ops, size_t n)
             e->correlationId = corr;
         }
     }
+}
+
+static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr, uint64_t launch)
+{
     if (gpu_clock < launch) gpu_clock = launch;
     for (size_t i = 0; i < n; i++) {
         uint64_t dur = ops[i].name ? 100 * strlen(ops[i].name) : 500;
@@ -268,6 +271,21 @@ static void on_launch(const fakecuda_op_t *ops, size_t n)
         k->name = ops[i].name; /* the fake driver keeps names for the process's life */
         k->graphId = ops[i].graph_id, k->graphNodeId = ops[i].node_id;
         k->gridX = k->gridY = k->gridZ = 1;
+    }
+}
+
+static void on_launch(const fakecuda_op_t *ops, size_t n)
+{
+    if (!enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
+    uint64_t launch = now_ns();
+    pthread_mutex_lock(&lock);
+    uint32_t corr = ++next_correlation;
+    if (kernels_first) { /* as when kernels land in an earlier buffer than their API record */
+        op_records_locked(ops, n, corr, launch);
+        api_records_locked(corr, launch);
+    } else {
+        api_records_locked(corr, launch);
+        op_records_locked(ops, n, corr, launch);
     }
     pthread_mutex_unlock(&lock);
 }
