@@ -102,6 +102,17 @@ static struct {
     uint32_t site;
 } name_cache[NAME_CACHE];
 
+typedef struct site_job {
+    const char *name;
+    const nvtxcorr_profile_site_t *site;
+} site_job_t;
+
+static void kernel_site_here(void *arg)
+{
+    site_job_t *job = arg;
+    job->site = nvtxcorr_prof_kernel_site(job->name);
+}
+
 static const name_entry_t *site_for_name_slow(const char *name);
 static uint32_t site_for_name(const char *name)
 {
@@ -121,7 +132,11 @@ static const name_entry_t *site_for_name_slow(const char *name)
     h %= NAME_BUCKETS;
     for (name_entry_t *e = names[h]; e; e = e->next)
         if (!strcmp(e->name, name)) return e;
-    const nvtxcorr_profile_site_t *s = nvtxcorr_prof_kernel_site(name);
+    /* Demangling and matching are deep, and CUPTI may give a buffer back on a program thread
+     * with a small stack: on the slow-path stack, as a launch's first sight of a kernel. */
+    site_job_t job = {name, NULL};
+    nvtxcorr_on_slow_stack(kernel_site_here, &job);
+    const nvtxcorr_profile_site_t *s = job.site;
     size_t len = strlen(name);
     name_entry_t *e = malloc(sizeof *e + len + 1);
     if (e == NULL) return NULL; /* counted under [other] (site 0) */
