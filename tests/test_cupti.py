@@ -424,3 +424,38 @@ def test_cupti_doctor(env):
               f"ok: {home}/lib64/libcupti.so loads", "CUDA_HOME")
         run, sums, _ = gpu_run(env, [demo(env)], extra={"CUDA_HOME": home}, cupti=False)
         check(run.err == "" and one(sums)["gpu_time"] is True, f"CUDA_HOME search: {run.err}")
+
+
+def check_sums(d):
+    t = d["totals"]
+    total = sum(e["gpu_ns"] for e in d["kernels"])
+    check(d["gpu_time"] is True and total == t["gpu_ns"] > 0 and
+          sum(e["gpu_ns"] for e in d["labels"]) + t["gpu_unlabelled_launch_ns"] +
+          t["gpu_uncorrelated_ns"] == total ==
+          sum(e["gpu_ns"] for e in d["kernel_labels"]) + t["gpu_unlabelled_ns"],
+          f"views do not meet: {t}")
+
+
+@scenario
+def test_cupti_threads_and_runtime(env):
+    """Eight threads launching at once (each its own external ids), and the shared runtime
+    (a launch passes two hooks, one external id): every kernel correlated to its launch."""
+    run, sums, _ = gpu_run(env, [env.prog("scn_profile"), "threads"])
+    check(run.rc == 0 and run.err == "", run.err)
+    d = one(sums)
+    flash = "_ZN5flash16flash_fwd_kernelILi128EEEv16Flash_fwd_params"
+    check(view(d["labels"]) == {"add1": (360, 360 * ns("_Z4add1Pii")),
+                                "attention.prefill": (28, 28 * ns(flash))},
+          f"{view(d['labels'])}")
+    check_sums(d)
+    for mode, launches in (("launch", 6), ("graph", 3)):
+        run, sums, _ = gpu_run(env, [env.prog("app_shared"), mode])
+        check(run.rc == 0 and run.err == "", f"{mode}: {run.err}")
+        d = one(sums)
+        check_sums(d)
+        check(d["totals"]["gpu_uncorrelated_kernels"] == 0 and
+              sum(e["launches"] for e in d["labels"]) == launches, f"{mode}: {d['totals']}")
+        if mode == "graph":
+            g = d["graphs"]
+            check(len(g) == 1 and g[0]["replays"] == 3 and g[0]["kernels_per_replay"] == 5,
+                  f"runtime graph {g}")
