@@ -16,7 +16,7 @@ set(NVTXCORR_PRELOAD_SOURCES
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
-  profile/cupti.c profile/gpu.c profile/gpu_out.c)
+  profile/cupti.c profile/cupti_load.c profile/gpu.c profile/gpu_out.c)
 
 function(nvtxcorr_preload_library target outdir)
   add_library(${target} MODULE ${ARGN})

@@ -5,7 +5,7 @@
  * library keeps no NEEDED entry on it. Where it is looked for, first found wins:
  * NVTXCORR_CUPTI_LIBRARY (only that, when set); $CUDA_HOME then /usr/local/cuda (lib64, then
  * extras/CUPTI/lib64); the nvidia-cuda-cupti wheel next to a loaded libcudart; the plain
- * soname. NVTXCORR_GPU=0 turns it off.
+ * soname (cupti_load.c). NVTXCORR_GPU=0 turns it off.
  *
  * Correlation: around each launch it wraps, nvtxcorr pushes an external correlation id
  * (CUSTOM0) that carries the launch's site id and a per-thread sequence number, and pops it
@@ -21,7 +21,6 @@
  * it reports no GPU time, and says so at its first launch. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -80,71 +79,6 @@ static const char *result_name(CUptiResult r)
         s == NULL)
         s = "CUPTI error";
     return s;
-}
-
-/* ---- finding libcupti ---- */
-static void *try_open(const char *dir, const char *name, char *tried, size_t size)
-{
-    char path[4096];
-    if (dir)
-        snprintf(path, sizeof path, "%s/%s", dir, name);
-    else
-        snprintf(path, sizeof path, "%s", name);
-    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    size_t n = strlen(tried);
-    if (h == NULL && n + strlen(path) + 3 < size)
-        snprintf(tried + n, size - n, "%s%s", n ? ", " : "", path);
-    return h;
-}
-
-static int find_cudart(struct dl_phdr_info *info, size_t size, void *data)
-{
-    (void)size;
-    const char *slash = strrchr(info->dlpi_name, '/');
-    if (slash && !strncmp(slash + 1, "libcudart.so", 12)) {
-        snprintf(data, 4096, "%.*s", (int)(slash - info->dlpi_name), info->dlpi_name);
-        return 1;
-    }
-    return 0;
-}
-
-static void *open_cupti(char *tried, size_t size)
-{
-    char soname[32]; /* the major version of the headers built against: libcupti.so.13 */
-    snprintf(soname, sizeof soname, "libcupti.so.%d", CUDA_VERSION / 1000);
-    const char *const names[] = {"libcupti.so", soname};
-    const char *explicit = nvtxcorr_config_env("NVTXCORR_CUPTI_LIBRARY");
-    if (explicit && *explicit) return try_open(NULL, explicit, tried, size);
-    const char *homes[] = {nvtxcorr_config_env("CUDA_HOME"), "/usr/local/cuda"};
-    for (size_t i = 0; i < 2; i++) {
-        if (homes[i] == NULL || !*homes[i]) continue;
-        for (int sub = 0; sub < 2; sub++) {
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%s/%s", homes[i], sub ? "extras/CUPTI/lib64" : "lib64");
-            for (size_t k = 0; k < 2; k++) {
-                char path[4200];
-                snprintf(path, sizeof path, "%s/%s", dir, names[k]);
-                if (access(path, R_OK) != 0) continue; /* absent: not worth listing */
-                void *h = try_open(dir, names[k], tried, size);
-                if (h) return h;
-            }
-        }
-    }
-    /* The wheels: nvidia/cu13/lib holds both (CUDA 13); nvidia/cuda_runtime/lib and
-     * nvidia/cuda_cupti/lib (CUDA 12). */
-    char rt[4096] = "";
-    if (dl_iterate_phdr(find_cudart, rt) && rt[0]) {
-        void *h = try_open(rt, soname, tried, size);
-        if (h) return h;
-        char sibling[4200];
-        snprintf(sibling, sizeof sibling, "%s/../../cuda_cupti/lib", rt);
-        if (access(sibling, X_OK) == 0 && (h = try_open(sibling, soname, tried, size))) return h;
-    }
-    for (size_t k = 0; k < 2; k++) {
-        void *h = try_open(NULL, names[1 - k], tried, size);
-        if (h) return h;
-    }
-    return NULL;
 }
 
 /* ---- buffers ----
@@ -217,7 +151,7 @@ static void start_helper(void);
 static int start_cupti(void)
 {
     char tried[2048] = "";
-    void *h = open_cupti(tried, sizeof tried);
+    void *h = nvtxcorr_prof_cupti_open(tried, sizeof tried);
     if (h == NULL) {
         note("libcupti not found or not loadable (tried ", tried[0] ? tried : "nothing", ")");
         return -1;
@@ -389,54 +323,6 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 }
 #endif
 
-/* CUPTI's start (dlopen of a 4 MB library and its constructors, the first activity enable,
- * which sets up its profiling state) is deeper than the slow-path stack it is called on was
- * sized for (256 KiB, slowstack.c). It runs on a stack of its own: 8 MiB reserved with
- * MAP_NORESERVE (only the pages touched cost memory), a guard page below, unmapped after.
- * ASan does not follow swapcontext: the sanitized build starts CUPTI where it is. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NVTXCORR_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(NVTXCORR_ASAN)
-static int start_on_own_stack(void)
-{
-    return start_cupti();
-}
-#else
-#include <sys/mman.h>
-#include <ucontext.h>
-enum { START_STACK = 8 << 20, GUARD = 64 << 10 };
-static ucontext_t start_caller, start_callee;
-static int start_result;
-
-static void start_trampoline(void)
-{
-    start_result = start_cupti();
-}
-
-static int start_on_own_stack(void)
-{
-    char *p = mmap(NULL, START_STACK, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) return start_cupti();
-    mprotect(p, GUARD, PROT_NONE);
-    if (getcontext(&start_callee) != 0) {
-        munmap(p, START_STACK);
-        return start_cupti();
-    }
-    start_callee.uc_stack.ss_sp = p + GUARD;
-    start_callee.uc_stack.ss_size = START_STACK - GUARD;
-    start_callee.uc_link = &start_caller;
-    makecontext(&start_callee, start_trampoline, 0);
-    start_result = -1;
-    int r = swapcontext(&start_caller, &start_callee) == 0 ? start_result : start_cupti();
-    munmap(p, START_STACK);
-    return r;
-}
-#endif
-
 static void warn_unavailable(void)
 {
     nvtxcorr_prof_say("warn", "GPU time unavailable: ", nvtxcorr_prof_gpu_note, NULL);
@@ -455,7 +341,7 @@ void nvtxcorr_prof_gpu_start(void)
     } else if (nvtxcorr_domain != NULL) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
                  "an NVTX tool is attached (Nsight owns CUPTI)");
-    } else if (start_on_own_stack() == 0) {
+    } else if (nvtxcorr_prof_on_start_stack(start_cupti) == 0) {
         nvtxcorr_prof_gpu_note[0] = 0;
         nvtxcorr_prof_gpu_on = 1;
     } else {
