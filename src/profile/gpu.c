@@ -161,8 +161,14 @@ static void replay_done(const open_replay_t *r)
  * kept 4-way set-associative by external id: a replay is complete once four newer ones of
  * its set have started (replays overlap only as far as streams run them concurrently). */
 enum { REPLAY_WAYS = 4 };
+static open_replay_t *last_replay; /* the operations of one replay mostly come in a row */
+
 static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
 {
+    if (last_replay != NULL && last_replay->ext == ext) {
+        last_replay->ns += ns, last_replay->ops++, last_replay->last_use = ++use_clock;
+        return;
+    }
     size_t set = (size_t)((ext * 0x9E3779B97F4A7C15ull) >> 60) % (OPEN_REPLAYS / REPLAY_WAYS);
     open_replay_t *ways = &open_replays[set * REPLAY_WAYS], *victim = ways;
     use_clock++;
@@ -170,12 +176,14 @@ static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
         open_replay_t *r = &ways[i];
         if (r->ext == ext) {
             r->ns += ns, r->ops++, r->last_use = use_clock;
+            last_replay = r;
             return;
         }
         if (r->ext == 0 || (victim->ext != 0 && r->last_use < victim->last_use)) victim = r;
     }
     if (victim->ext) replay_done(victim); /* the oldest replay is complete by now */
     *victim = (open_replay_t){ext, ns, 1, use_clock, site};
+    last_replay = victim;
 }
 
 /* An operation whose launch is known. */
