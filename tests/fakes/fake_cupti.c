@@ -184,18 +184,30 @@ static void complete_locked(void)
 /* Room for one record of `size` bytes, asking the client for a buffer when needed. */
 static void *room_locked(size_t size)
 {
-    if (buf != NULL && (buf_used + size > buf_size ||
-                        (buffer_records > 0 && buf_records >= (size_t)buffer_records)))
-        complete_locked();
-    if (buf == NULL) {
+    /* The lock is released around the client's callbacks, so another thread may complete or
+     * install a buffer meanwhile: look again after each. */
+    for (;;) {
+        if (buf != NULL && (buf_used + size > buf_size ||
+                            (buffer_records > 0 && buf_records >= (size_t)buffer_records))) {
+            complete_locked();
+            continue;
+        }
+        if (buf != NULL) break;
         uint8_t *b = NULL;
         size_t s = 0, max = 0;
         pthread_mutex_unlock(&lock);
         requested(&b, &s, &max);
         pthread_mutex_lock(&lock);
+        if (buf == NULL && b != NULL && s >= size) {
+            buf = b, buf_size = s, buf_used = 0, buf_records = 0;
+            break;
+        }
+        if (b != NULL) { /* not needed after all (or too small): given back empty */
+            pthread_mutex_unlock(&lock);
+            completed(NULL, 0, b, s, 0);
+            pthread_mutex_lock(&lock);
+        }
         if (b == NULL || s < size) return NULL; /* the client gave none: the record is lost */
-        if (buf != NULL) complete_locked();     /* another thread got one meanwhile */
-        buf = b, buf_size = s, buf_used = 0, buf_records = 0;
     }
     void *r = buf + buf_used;
     memset(r, 0, size);
