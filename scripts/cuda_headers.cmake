@@ -43,3 +43,29 @@ print(find("cuda.h") + ";" + find("nvtx3/nvToolsExt.h"), end="")
   set_target_properties(CUDA::nvtx3 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${_nvtx_inc}
     INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
 endif()
+
+# CUPTI's headers, for profile mode's GPU time (src/profile/cupti.c): only headers, libcupti is
+# loaded with dlopen at run time. The nvidia-cuda-cupti wheel's include directory, else the
+# toolkit's include or extras/CUPTI/include (also when the other headers come from the wheels:
+# CUPTI's declare only CUPTI's own types over cuda.h's). Added after CUDAToolkit_INCLUDE_DIRS,
+# so cuda.h still comes from where it came from. Without them profile mode says "GPU time
+# unavailable: built without CUPTI headers".
+execute_process(
+  COMMAND ${Python3_EXECUTABLE} -c [=[
+import glob, os, sys
+for base in sys.path:
+    for d in sorted(glob.glob(os.path.join(base, "nvidia", "*", "include")), reverse=True):
+        if os.path.isfile(os.path.join(d, "cupti_activity.h")):
+            print(d, end=""); sys.exit(0)
+]=]
+  OUTPUT_VARIABLE _cupti_wheel_inc ERROR_QUIET)
+find_path(NVTXCORR_CUPTI_INCLUDE_DIR cupti_activity.h
+  HINTS ${_cupti_wheel_inc} ${CUDAToolkit_INCLUDE_DIRS} $ENV{CUDA_HOME}/include
+        $ENV{CUDA_HOME}/extras/CUPTI/include /usr/local/cuda/include
+        /usr/local/cuda/extras/CUPTI/include
+  NO_DEFAULT_PATH)
+if(NVTXCORR_CUPTI_INCLUDE_DIR)
+  message(STATUS "CUPTI headers: ${NVTXCORR_CUPTI_INCLUDE_DIR}")
+else()
+  message(STATUS "No CUPTI headers: profile mode will report no GPU time")
+endif()

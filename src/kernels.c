@@ -144,7 +144,7 @@ void nvtxcorr_match_fork(nvtxcorr_fork_t phase)
     nvtxcorr_fork_mutex(&match_lock, phase);
 }
 
-static const nvtxcorr_range_t *label_for_name(const char *mangled)
+const nvtxcorr_range_t *nvtxcorr_label_for_name(const char *mangled)
 {
     char storage[3 * 1024];
     nvtxcorr_kernel_names_t names;
@@ -169,7 +169,7 @@ static void lookup(void *arg)
     const void *key = job->key;
     int named = key && (job->host ? nvtxcorr_host_name(key, name, sizeof name)
                                   : nvtxcorr_function_name(key, name, sizeof name)) == 0;
-    void *v = nvtxcorr_range_value(label_for_name(named ? name : "unknown_kernel"));
+    void *v = nvtxcorr_range_value(nvtxcorr_label_for_name(named ? name : "unknown_kernel"));
     if (key && v)
         nvtxcorr_map_put(job->host ? &nvtxcorr_host_labels : &nvtxcorr_function_labels, key, v);
     job->value = v;

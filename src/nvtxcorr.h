@@ -287,6 +287,9 @@ typedef const void *(*nvtxcorr_label_slow_fn)(const void *key);
 const void *nvtxcorr_function_label_slow(const void *f); /* CUfunction / CUkernel (kernels.c) */
 const void *nvtxcorr_host_label_slow(const void *func);  /* runtime host stub (kernels.c) */
 const void *nvtxcorr_graph_label_slow(const void *exec); /* CUgraphExec (graphs.c) */
+/* The label of a kernel known only by its raw name (profile mode's GPU records), as a
+ * launched kernel of that name gets it; the label says skip for a "-" rule (kernels.c). */
+const nvtxcorr_range_t *nvtxcorr_label_for_name(const char *mangled);
 void nvtxcorr_track_name(const void *handle, const char *name);
 void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);

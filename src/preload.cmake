@@ -14,7 +14,9 @@ set(NVTXCORR_PRELOAD_SOURCES
   core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
   handles.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
-  profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c)
+  profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
+  # GPU time (CUPTI, loaded at run time) in profile mode.
+  profile/cupti.c profile/cupti_load.c profile/gpu.c profile/gpu_out.c)
 
 function(nvtxcorr_preload_library target outdir)
   add_library(${target} MODULE ${ARGN})
@@ -33,6 +35,11 @@ function(nvtxcorr_preload_library target outdir)
   target_link_options(${target} PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
     -Wl,-z,defs -Wl,--as-needed)
   target_link_libraries(${target} PRIVATE CUDA::nvtx3 ${CMAKE_DL_LIBS} Threads::Threads)
+  # CUPTI's headers only (libcupti is dlopened by profile/cupti.c), after the CUDA headers.
+  if(NVTXCORR_CUPTI_INCLUDE_DIR)
+    target_include_directories(${target} SYSTEM AFTER PRIVATE ${NVTXCORR_CUPTI_INCLUDE_DIR})
+    target_compile_definitions(${target} PRIVATE NVTXCORR_HAVE_CUPTI=1)
+  endif()
   nvtxcorr_target_flags(${target})
 endfunction()
 

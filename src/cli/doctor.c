@@ -3,6 +3,7 @@
  * inspects; it never fails: the exit status is 0 whatever it finds (2 on a usage error).
  * The launcher passes --library with the libnvtxcorr.so it would preload. */
 #define _GNU_SOURCE
+#include <cuda.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <glob.h>
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -173,41 +175,63 @@ static void check_labels(const char *path, const char *inline_rules)
     }
 }
 
-/* CUPTI, for profile mode: the toolkit's usual places first, then the loader's search. */
+/* CUPTI, for profile mode's GPU time: the places src/profile/cupti.c looks, in its order
+ * (NVTXCORR_CUPTI_LIBRARY alone when set; $CUDA_HOME then /usr/local/cuda, lib64 then
+ * extras/CUPTI/lib64; the loader's search for the soname). The wheel next to a loaded
+ * libcudart is only known inside the program. */
+static void cupti_line(const char *path, void *h)
+{
+    char detail[4200];
+    snprintf(detail, sizeof detail, "%s %s%s%s", path,
+             h ? "loads" : "does not load: ", h ? "" : dlerror(),
+             h ? "" : "; profile mode will report no GPU time");
+    line("CUPTI", h ? "ok" : "fail", detail);
+    if (h) dlclose(h);
+}
+
 static void check_cupti(void)
 {
-    const char *home = getenv("CUDA_HOME");
-    char dirs[4][1024], detail[4200];
-    int ndirs = 0;
-
-    if (home && *home) snprintf(dirs[ndirs++], sizeof dirs[0], "%s/extras/CUPTI/lib64", home);
-    snprintf(dirs[ndirs++], sizeof dirs[0], "/usr/local/cuda/extras/CUPTI/lib64");
-    if (home && *home) snprintf(dirs[ndirs++], sizeof dirs[0], "%s/lib64", home);
-    snprintf(dirs[ndirs++], sizeof dirs[0], "/usr/local/cuda/lib64");
-    for (int i = 0; i < ndirs; i++) {
-        char pattern[sizeof dirs + 16];
-        glob_t g;
-        snprintf(pattern, sizeof pattern, "%s/libcupti.so*", dirs[i]);
-        if (glob(pattern, 0, NULL, &g) != 0) continue;
-        const char *path = g.gl_pathv[0]; /* sorted: libcupti.so before libcupti.so.N */
-        void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
-        snprintf(detail, sizeof detail, "%s %s%s", path,
-                 h ? "loads" : "does not load: ", h ? "" : dlerror());
-        line("CUPTI", h ? "ok" : "fail", detail);
-        if (h) dlclose(h);
-        globfree(&g);
+    const char *explicit = getenv("NVTXCORR_CUPTI_LIBRARY");
+    const char *off = getenv("NVTXCORR_GPU");
+    if (off && (!strcmp(off, "0") || !strcasecmp(off, "off") || !strcasecmp(off, "no") ||
+                !strcasecmp(off, "false"))) {
+        line("CUPTI", "off", "NVTXCORR_GPU=0: profile mode does not load CUPTI");
         return;
     }
-    void *h = dlopen("libcupti.so", RTLD_LAZY | RTLD_LOCAL);
-    if (h) {
-        line("CUPTI", "ok", "libcupti.so loads from the loader's search path");
-        dlclose(h);
-    } else {
-        line("CUPTI", "not found",
-             "no libcupti.so in $CUDA_HOME/extras/CUPTI/lib64, "
-             "/usr/local/cuda/extras/CUPTI/lib64, lib64 or the loader's path: profile mode "
-             "unavailable");
+    if (explicit && *explicit) {
+        cupti_line(explicit, dlopen(explicit, RTLD_LAZY | RTLD_LOCAL));
+        return;
     }
+    const char *home = getenv("CUDA_HOME");
+    const char *homes[] = {home && *home ? home : NULL, "/usr/local/cuda"};
+    char soname[32];
+    snprintf(soname, sizeof soname, "libcupti.so.%d", CUDA_VERSION / 1000);
+    const char *const names[] = {"libcupti.so", soname};
+    for (int i = 0; i < 2; i++) {
+        if (homes[i] == NULL) continue;
+        for (int sub = 0; sub < 2; sub++)
+            for (int k = 0; k < 2; k++) {
+                char path[4096];
+                snprintf(path, sizeof path, "%s/%s/%s", homes[i],
+                         sub ? "extras/CUPTI/lib64" : "lib64", names[k]);
+                if (access(path, R_OK) != 0) continue;
+                cupti_line(path, dlopen(path, RTLD_LAZY | RTLD_LOCAL));
+                return;
+            }
+    }
+    for (int k = 1; k >= 0; k--) {
+        void *h = dlopen(names[k], RTLD_LAZY | RTLD_LOCAL);
+        if (h) {
+            char detail[256];
+            snprintf(detail, sizeof detail, "%s loads from the loader's search path", names[k]);
+            line("CUPTI", "ok", detail);
+            dlclose(h);
+            return;
+        }
+    }
+    line("CUPTI", "not found",
+         "no libcupti in $CUDA_HOME or /usr/local/cuda (lib64, extras/CUPTI/lib64) or the "
+         "loader's path: profile mode will report no GPU time (NVTXCORR_CUPTI_LIBRARY names one)");
 }
 
 int nvtxcorr_doctor(int argc, char **argv)

@@ -56,16 +56,44 @@ def percentile(hist, n, lo, hi, per_mille):
     return hi
 
 
+class Gpu:
+    """GPU time of one row: operations, their total, exact min and max; None fields when no
+    summary merged into it had GPU time."""
+
+    def __init__(self):
+        self.have, self.n, self.ns, self.min, self.max = False, 0, 0, 0, 0
+
+    def add(self, e, n_key="gpu_kernels", ns_key="gpu_ns", lo="gpu_min_ns", hi="gpu_max_ns"):
+        if e.get(ns_key) is None:
+            return
+        self.have = True
+        if e[n_key] and (self.n == 0 or e[lo] < self.min):
+            self.min = e[lo]
+        if e[n_key]:
+            self.max = max(self.max, e[hi])
+        self.n += e[n_key]
+        self.ns += e[ns_key]
+
+    def fields(self):
+        if not self.have:
+            return dict(gpu_ns=None, gpu_kernels=None, gpu_min_ns=None, gpu_max_ns=None,
+                        gpu_mean_ns=None)
+        return dict(gpu_ns=self.ns, gpu_kernels=self.n, gpu_min_ns=self.min, gpu_max_ns=self.max,
+                    gpu_mean_ns=self.ns // self.n if self.n else 0)
+
+
 class Entry:
-    """One row: counters, exact min/max, the histogram."""
+    """One row: counters, exact min/max, the histogram, GPU time."""
 
     def __init__(self, key):
         self.key = key
         self.c = dict.fromkeys(COUNTERS, 0)
         self.min = self.max = 0
         self.hist = {}
+        self.gpu = Gpu()
 
     def add(self, e):
+        self.gpu.add(e)
         n = e["launches"]
         if n and (self.c["launches"] == 0 or e["cpu_min_ns"] < self.min):
             self.min = e["cpu_min_ns"]
@@ -82,9 +110,59 @@ class Entry:
         d.update(cpu_min_ns=self.min if n else 0, cpu_max_ns=self.max,
                  cpu_mean_ns=total // n if n else 0,
                  cpu_p50_ns=percentile(self.hist, n, self.min, self.max, 500),
-                 cpu_p99_ns=percentile(self.hist, n, self.min, self.max, 990), gpu_ns=None,
+                 cpu_p99_ns=percentile(self.hist, n, self.min, self.max, 990),
                  cpu_histogram=[[b, self.hist[b]] for b in sorted(self.hist)])
+        d.update(self.gpu.fields())
         return d
+
+
+class Graph:
+    """One graph label's replays: the GPU time of each, as a histogram."""
+
+    def __init__(self, key):
+        self.key, self.ops, self.hist, self.time = key, 0, {}, Gpu()
+
+    def add(self, g):
+        self.time.add(g, "replays", "gpu_ns", "gpu_replay_min_ns", "gpu_replay_max_ns")
+        self.ops += g["gpu_kernels"]
+        for b, count in g.get("gpu_replay_histogram", []):
+            self.hist[b] = self.hist.get(b, 0) + count
+
+    def fields(self):
+        t = self.time
+        return dict(label=self.key[0], category=self.key[1], replays=t.n, gpu_kernels=self.ops,
+                    kernels_per_replay=self.ops // t.n if t.n else 0, gpu_ns=t.ns,
+                    gpu_replay_min_ns=t.min, gpu_replay_max_ns=t.max,
+                    gpu_replay_mean_ns=t.ns // t.n if t.n else 0,
+                    gpu_replay_p50_ns=percentile(self.hist, t.n, t.min, t.max, 500),
+                    gpu_replay_p99_ns=percentile(self.hist, t.n, t.min, t.max, 990),
+                    gpu_replay_histogram=[[b, self.hist[b]] for b in sorted(self.hist)])
+
+
+def gpu_sections(summaries):
+    """The by-kernel view by label, and the graphs, merged over the summaries."""
+    labels, graphs = {}, {}
+    for _, d in summaries:
+        for e in d.get("kernel_labels") or []:
+            key = (e["label"], e.get("category"), e.get("kind", "kernel"))
+            labels.setdefault(key, Gpu()).add(e)
+        for g in d.get("graphs") or []:
+            key = (g["label"], g.get("category"))
+            graphs.setdefault(key, Graph(key)).add(g)
+    kl = [dict(label=k[0], category=k[1], kind=k[2], **v.fields())
+          for k, v in sorted(labels.items(), key=lambda kv: (-kv[1].ns, str(kv[0])))]
+    return kl, [g.fields() for g in sorted(graphs.values(), key=lambda g: -g.time.ns)]
+
+
+def gpu_note(summaries):
+    """(gpu_time, note) of a merge: GPU time when any process had it; which had not."""
+    without = [(p, d.get("gpu_time_note")) for p, d in summaries if not d.get("gpu_time")]
+    have = len(without) < len(summaries)
+    if not without:
+        return True, None
+    why = "; ".join(sorted({str(n) for _, n in without}))
+    return have, (f"{len(without)} of {len(summaries)} processes without GPU time: {why}"
+                  if have else why)
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -226,7 +304,45 @@ def text_table(rows, by, summaries, top=None):
                    "(see --by kernel)")
     if cap:
         out.append(f"{cap} launches made during stream capture (recorded, not run) not counted")
+    out += gpu_text(summaries, top)
     return "\n".join(out) + "\n"
+
+
+def gpu_text(summaries, top=None):
+    have, note = gpu_note(summaries)
+    if not have:
+        return []
+    kl, graphs = gpu_sections(summaries)
+    total = sum(e["gpu_ns"] for e in kl)
+    ops = sum(e["gpu_kernels"] for e in kl)
+    dropped = sum((d.get("totals") or {}).get("gpu_dropped_records") or 0 for _, d in summaries)
+    out = ["", f"GPU time: {fmt_time(total)} in {ops} kernels; {dropped} records dropped by CUPTI"]
+    if note:
+        out.append(f"({note})")
+    head = (f"{'label':<28} {'category':<11} {'kernels':>9} {'share':>6} {'total':>9} "
+            f"{'mean':>8} {'min':>8} {'max':>8}")
+
+    def row(label, category, f):
+        return (f"{cut(label, 28):<28} {cut(category, 11):<11} {f['gpu_kernels']:>9} "
+                f"{share(f['gpu_ns'], total):>6} {fmt_time(f['gpu_ns']):>9} "
+                f"{fmt_time(f['gpu_mean_ns']):>8} {fmt_time(f['gpu_min_ns']):>8} "
+                f"{fmt_time(f['gpu_max_ns']):>8}")
+    launch = [dict(label=r.key[0], category=r.key[1], **r.fields())
+              for r in merge(summaries, "label")]
+    launch = sorted((e for e in launch if e["gpu_kernels"]), key=lambda e: -e["gpu_ns"])
+    out += ["by launch label (a graph launch's label gets all its kernels)", head]
+    out += [row(e["label"], e["category"], e) for e in launch[:top]]
+    out += ["by kernel label (every kernel that ran, graph nodes included)", head]
+    out += [row(e["label"], e["category"], e) for e in kl[:top]]
+    if graphs:
+        out.append(f"{'graph':<28} {'replays':>8} {'kernels/replay':>15} "
+                   f"{'per replay: mean':>17} {'p50':>8} {'p99':>8}")
+        for g in graphs[:top]:
+            out.append(f"{cut(g['label'], 28):<28} {g['replays']:>8} {g['kernels_per_replay']:>15} "
+                       f"{fmt_time(g['gpu_replay_mean_ns']):>17} "
+                       f"{fmt_time(g['gpu_replay_p50_ns']):>8} "
+                       f"{fmt_time(g['gpu_replay_p99_ns']):>8}")
+    return out
 
 
 def csv_text(summaries):
@@ -236,16 +352,30 @@ def csv_text(summaries):
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(["section", "label", "category", "name", "function", "launches",
                 "graph_launches", "errors", "capture_launches", "cpu_ns", "cpu_min_ns",
-                "cpu_max_ns", "cpu_mean_ns", "cpu_p50_ns", "cpu_p99_ns", "gpu_ns"])
+                "cpu_max_ns", "cpu_mean_ns", "cpu_p50_ns", "cpu_p99_ns", "gpu_ns", "gpu_kernels",
+                "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns", "gpu_p50_ns", "gpu_p99_ns"])
     cols = ["launches", "graph_launches", "errors", "capture_launches", "cpu_ns", "cpu_min_ns",
             "cpu_max_ns", "cpu_mean_ns", "cpu_p50_ns", "cpu_p99_ns"]
+    gcols = ["gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns"]
+
+    def gpu(f):
+        return ["" if f[c] is None else f[c] for c in gcols] + ["", ""]
     for r in merge(summaries, "label"):
         f = r.fields()
-        w.writerow(["label", r.key[0], r.key[1] or "", "", ""] + [f[c] for c in cols] + [""])
+        w.writerow(["label", r.key[0], r.key[1] or "", "", ""] + [f[c] for c in cols] + gpu(f))
     for r in merge(summaries, "kernel"):
         f = r.fields()
         w.writerow(["kernel", r.key[2] or "", r.key[3] or "", r.key[0], r.key[1]] +
-                   [f[c] for c in cols] + [""])
+                   [f[c] for c in cols] + gpu(f))
+    kl, graphs = gpu_sections(summaries)
+    for e in kl:
+        w.writerow(["kernel_label", e["label"], e["category"] or "", e["kind"], ""] +
+                   [""] * len(cols) + gpu(e))
+    for g in graphs:
+        w.writerow(["graph", g["label"], g["category"] or "", "", "", g["replays"]] +
+                   [""] * (len(cols) - 1) +
+                   [g["gpu_ns"], g["gpu_kernels"], g["gpu_replay_min_ns"], g["gpu_replay_max_ns"],
+                    g["gpu_replay_mean_ns"], g["gpu_replay_p50_ns"], g["gpu_replay_p99_ns"]])
     return buf.getvalue()
 
 
@@ -256,11 +386,13 @@ def json_object(summaries):
               for r in merge(summaries, "label")]
     kernels = [dict(name=r.key[0], function=r.key[1], label=r.key[2], category=r.key[3],
                     **r.fields()) for r in merge(summaries, "kernel")]
+    have, note = gpu_note(summaries)
+    kernel_labels, graphs = gpu_sections(summaries)
     return {"nvtxcorr_profile": 1, "merged": [
         {"file": p, "pid": d.get("pid"), "host": d.get("host"), "command": d.get("command")}
-        for p, d in summaries], "gpu_time": False,
+        for p, d in summaries], "gpu_time": have, "gpu_time_note": note,
         "histogram": {"exact_below_ns": EXACT, "sub_buckets": SUB, "buckets": BUCKETS},
-        "labels": labels, "kernels": kernels}
+        "labels": labels, "kernels": kernels, "kernel_labels": kernel_labels, "graphs": graphs}
 
 
 # ---- --suggest --------------------------------------------------------------------------------

@@ -27,7 +27,7 @@
 #include "internal.h"
 
 prof_process_t nvtxcorr_prof_process;
-static _Atomic int started, finished;
+static _Atomic int started, finished, gpu_flushed;
 
 int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
 {
@@ -82,15 +82,34 @@ void nvtxcorr_prof_process_reset(void)
     expand_or_say(nvtxcorr_config.trace, nvtxcorr_prof_process.trace_path,
                   sizeof nvtxcorr_prof_process.trace_path);
     atomic_store(&finished, 0);
+    atomic_store(&gpu_flushed, 0);
+}
+
+/* GPU time: CUPTI's buffers are flushed before anything is written, and held (the lock of
+ * gpu.c) until the summary is out. On a normal exit the flush is made by an atexit handler,
+ * while libcupti (dlopened after us, so finalised before our destructor) is still intact;
+ * launches made after it (later atexit handlers, destructors) count on the CPU side only. */
+static void flush_gpu(int from_signal)
+{
+    if (nvtxcorr_prof_gpu_on == 1 && !atomic_exchange(&gpu_flushed, 1))
+        nvtxcorr_prof_gpu_flush(from_signal);
+}
+
+static void gpu_at_exit(void)
+{
+    if (!atomic_load(&finished)) flush_gpu(0);
 }
 
 static void finish(int from_signal)
 {
     if (!atomic_load(&started) || atomic_exchange(&finished, 1)) return;
     int saved = errno;
+    flush_gpu(from_signal);
+    int locked = nvtxcorr_prof_gpu_on == 1 ? nvtxcorr_prof_gpu_finish(from_signal) : 0;
     nvtxcorr_prof_trace_finish(from_signal);
     if (nvtxcorr_config.profile && nvtxcorr_prof_process.profile_path[0])
         nvtxcorr_prof_summary_write();
+    nvtxcorr_prof_gpu_finished(locked);
     errno = saved;
 }
 
@@ -123,5 +142,6 @@ void nvtxcorr_prof_exit_init(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
             old.sa_handler == SIG_DFL)
             sigaction(sigs[i], &ours, NULL);
+    if (nvtxcorr_prof_gpu_on == 1) atexit(gpu_at_exit);
     atomic_store(&started, 1);
 }

@@ -161,4 +161,66 @@ extern _Atomic int nvtxcorr_prof_tracing;
 void nvtxcorr_prof_exit_init(void);
 void nvtxcorr_prof_stats_after_fork(void);
 
+/* ---- GPU time (cupti.c: CUPTI, loaded at run time; gpu.c: its records, aggregated;
+ * gpu_out.c: the summary's GPU fields and sections) ---- */
+typedef struct prof_gpu_stat {
+    uint64_t n, ns, min, max; /* operations (kernel executions), their total, extremes */
+} prof_gpu_stat_t;
+typedef struct prof_gpu_replays { /* one graph launch site: each replay's summed GPU time */
+    prof_gpu_stat_t time;
+    uint64_t ops;
+    uint64_t hist[PROF_BUCKETS];
+} prof_gpu_replays_t;
+typedef struct prof_gpu {
+    prof_gpu_stat_t *by_launch, *by_kernel; /* [PROF_MAX_SITES], by site id */
+    prof_gpu_replays_t **replays;           /* [PROF_MAX_SITES], graph launch sites */
+    uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
+} prof_gpu_t;
+extern prof_gpu_t nvtxcorr_prof_gpu;
+/* 0 off, 1 collecting, 2 off in a forked child that has not yet said so (its first launch
+ * warns). Written at start-up, before the mode is published, and in a forked child. */
+extern int nvtxcorr_prof_gpu_on;
+extern char nvtxcorr_prof_gpu_note[512]; /* why there is no (or partial) GPU time */
+void nvtxcorr_prof_gpu_start(void);
+/* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to
+ * `tried`), and a call of fn on a stack deep enough for CUPTI's start. */
+void *nvtxcorr_prof_cupti_open(char *tried, size_t size);
+int nvtxcorr_prof_on_start_stack(int (*fn)(void));
+void nvtxcorr_prof_gpu_after_fork(void);
+void nvtxcorr_prof_gpu_first_launch(void);
+void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
+void nvtxcorr_prof_gpu_pop(void);
+void nvtxcorr_prof_gpu_flush(int from_signal);
+uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
+int nvtxcorr_prof_gpu_init(void);
+void nvtxcorr_prof_gpu_reset(void);
+void nvtxcorr_prof_gpu_set_partial(const char *why);
+void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
+void nvtxcorr_prof_gpu_record(const void *record);
+void nvtxcorr_prof_gpu_end_buffer(void);
+int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
+void nvtxcorr_prof_gpu_finished(int locked);
+/* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
+nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
+nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
+/* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
+void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
+                             uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
+/* summary.c: a percentile of a histogram of n values within [min, max]. */
+uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
+                                  uint64_t per_mille);
+/* gpu_out.c, called by summary.c while it writes. */
+int nvtxcorr_prof_gpu_reported(void); /* GPU time is in this summary */
+void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
+                                  prof_gpu_stat_t *out);
+void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s);
+void nvtxcorr_prof_gpu_json_head(prof_out_t *o);
+void nvtxcorr_prof_gpu_json_totals(prof_out_t *o);
+void nvtxcorr_prof_gpu_json_sections(prof_out_t *o, uint32_t nsites);
+void nvtxcorr_prof_gpu_csv_stat(prof_out_t *o, const prof_gpu_stat_t *s);
+void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites);
+void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites);
+void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
+void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
+
 #endif

@@ -158,6 +158,23 @@ static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const c
     return s;
 }
 
+/* GPU records (gpu.c): a kernel known only by its raw name gets the site a launch of it
+ * would get, so both views and the CPU counts of one kernel meet in one entry. */
+nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled)
+{
+    char storage[3 * 1024];
+    nvtxcorr_kernel_names_t names;
+    nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
+    const nvtxcorr_range_t *l = nvtxcorr_label_for_name(mangled);
+    return site_intern(0, mangled, names.function, l && !l->skip ? l : NULL);
+}
+
+/* A graph memcpy or memset node: its own label, outside the label table. */
+nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what)
+{
+    return site_intern(0, what, what, nvtxcorr_range_make(what, 0, 0, NULL, 0));
+}
+
 /* The core's label for a handle, found (and cached by the core) on first sight. */
 static const void *label_value(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map, const void *key)
 {
@@ -330,12 +347,19 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
             pl->pushed = 1;
         }
     }
+    pl->ext = 0;
+    int gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
+    if (gpu == 1 && s != NULL && !pl->capturing)
+        nvtxcorr_prof_gpu_push(pl, s->id);
+    else if (NVTXCORR_UNLIKELY(gpu == 2))
+        nvtxcorr_prof_gpu_first_launch();
     pl->start = prof_now();
 }
 
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 {
     uint64_t end = prof_now();
+    if (pl->ext) nvtxcorr_prof_gpu_pop();
     if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
     pl->ns = prof_ticks_ns(end - pl->start);
     if (NVTXCORR_LIKELY(pl->site != NULL)) record(pl, failed);
@@ -350,6 +374,7 @@ static void after_fork_in_child(void)
     pthread_mutex_init(&threads_lock, NULL);
     nvtxcorr_prof_stats_after_fork();
     nvtxcorr_prof_trace_after_fork();
+    nvtxcorr_prof_gpu_after_fork();
     nvtxcorr_prof_process_reset();
 }
 
@@ -381,6 +406,7 @@ int nvtxcorr_profile_init(void)
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
     pthread_mutex_unlock(&intern_lock);
     pthread_atfork(NULL, NULL, after_fork_in_child);
+    nvtxcorr_prof_gpu_start();
     nvtxcorr_prof_exit_init();
     return 0;
 }

@@ -40,20 +40,33 @@ uint64_t nvtxcorr_prof_bucket_low(unsigned b)
 
 /* A percentile from the histogram: the midpoint of the bucket that holds it, kept within the
  * record's exact min and max. */
-static uint64_t percentile(const agg_t *a, uint64_t per_mille)
+uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
+                                  uint64_t per_mille)
 {
-    if (a->launches == 0) return 0;
-    uint64_t want = (a->launches * per_mille + 999) / 1000, seen = 0;
+    if (n == 0) return 0;
+    uint64_t want = (n * per_mille + 999) / 1000, seen = 0;
     for (unsigned b = 0; b < PROF_BUCKETS; b++) {
-        seen += a->hist[b];
-        if (seen >= want && a->hist[b]) {
+        seen += hist[b];
+        if (seen >= want && hist[b]) {
             uint64_t lo = nvtxcorr_prof_bucket_low(b);
-            uint64_t hi = b + 1 < PROF_BUCKETS ? nvtxcorr_prof_bucket_low(b + 1) : a->max + 1;
+            uint64_t hi = b + 1 < PROF_BUCKETS ? nvtxcorr_prof_bucket_low(b + 1) : max + 1;
             uint64_t v = b < PROF_EXACT ? lo : lo + (hi - lo) / 2;
-            return v < a->min ? a->min : v > a->max ? a->max : v;
+            return v < min ? min : v > max ? max : v;
         }
     }
-    return a->max;
+    return max;
+}
+
+static uint64_t percentile(const agg_t *a, uint64_t per_mille)
+{
+    return nvtxcorr_prof_percentile(a->hist, a->launches, a->min, a->max, per_mille);
+}
+
+/* A site's own GPU operations (the by-kernel view); none when there is no GPU time. */
+static const prof_gpu_stat_t *site_gpu(uint32_t id)
+{
+    static const prof_gpu_stat_t none;
+    return nvtxcorr_prof_gpu_reported() ? &nvtxcorr_prof_gpu.by_kernel[id] : &none;
 }
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
@@ -150,7 +163,7 @@ typedef struct totals {
     uint64_t launches, graph_launches, errors, capture, total, skipped;
 } totals_t;
 
-static void json_counters(const agg_t *a)
+static void json_counters(const agg_t *a, const prof_gpu_stat_t *gpu)
 {
     static const char *const keys[] = {
         "\"launches\": ",           ", \"graph_launches\": ", ", \"errors\": ",
@@ -166,7 +179,9 @@ static void json_counters(const agg_t *a)
         nvtxcorr_out_str(&out, keys[i]);
         nvtxcorr_out_u64(&out, vals[i]);
     }
-    nvtxcorr_out_str(&out, ", \"gpu_ns\": null, \"cpu_histogram\": [");
+    nvtxcorr_out_str(&out, ", ");
+    nvtxcorr_prof_gpu_json_stat(&out, gpu);
+    nvtxcorr_out_str(&out, ", \"cpu_histogram\": [");
     int first = 1;
     for (unsigned b = 0; b < PROF_BUCKETS; b++)
         if (a->hist[b]) {
@@ -225,7 +240,9 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, end_ns);
     nvtxcorr_out_str(&out, ", \"clock\": ");
     nvtxcorr_out_json(&out, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
-    nvtxcorr_out_str(&out, ", \"gpu_time\": false,\n \"histogram\": {\"exact_below_ns\": ");
+    nvtxcorr_out_str(&out, ", ");
+    nvtxcorr_prof_gpu_json_head(&out);
+    nvtxcorr_out_str(&out, ",\n \"histogram\": {\"exact_below_ns\": ");
     nvtxcorr_out_u64(&out, PROF_EXACT);
     nvtxcorr_out_str(&out, ", \"sub_buckets\": ");
     nvtxcorr_out_u64(&out, PROF_SUB);
@@ -243,6 +260,7 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, tot->total);
     nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
     nvtxcorr_out_u64(&out, tot->skipped);
+    nvtxcorr_prof_gpu_json_totals(&out);
     nvtxcorr_out_str(&out, "},\n \"labels\": [");
     for (uint32_t i = 0; i < nl; i++) {
         const prof_label_t *l =
@@ -253,7 +271,9 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
         nvtxcorr_out_str(&out, ", \"category\": ");
         nvtxcorr_out_json(&out, l->category);
         nvtxcorr_out_str(&out, ", ");
-        json_counters(&scratch);
+        prof_gpu_stat_t gpu;
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &gpu);
+        json_counters(&scratch, &gpu);
     }
     (void)nlabels;
     nvtxcorr_out_str(&out, "],\n \"kernels\": [");
@@ -270,13 +290,15 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
         nvtxcorr_out_str(&out, ", \"category\": ");
         nvtxcorr_out_json(&out, label_category(s->label_id));
         nvtxcorr_out_str(&out, ", ");
-        json_counters(&scratch);
+        json_counters(&scratch, site_gpu(s->id));
     }
-    nvtxcorr_out_str(&out, "]}\n");
+    nvtxcorr_out_str(&out, "]");
+    nvtxcorr_prof_gpu_json_sections(&out, nsites);
+    nvtxcorr_out_str(&out, "}\n");
 }
 
 static void csv_row(const char *section, const char *label, const char *category, const char *name,
-                    const char *function, const summary_t *s)
+                    const char *function, const summary_t *s, const prof_gpu_stat_t *gpu)
 {
     nvtxcorr_out_str(&out, section);
     const char *text[] = {label, category, name, function};
@@ -293,30 +315,41 @@ static void csv_row(const char *section, const char *label, const char *category
         nvtxcorr_out_str(&out, ",");
         nvtxcorr_out_u64(&out, vals[i]);
     }
-    nvtxcorr_out_str(&out, ",\n");
+    nvtxcorr_out_str(&out, ",");
+    nvtxcorr_prof_gpu_csv_stat(&out, gpu);
+    nvtxcorr_out_str(&out, "\n");
 }
 
-static void write_csv(uint32_t nl, uint32_t nk)
+static void write_csv(uint32_t nl, uint32_t nk, uint32_t nsites)
 {
     nvtxcorr_out_str(&out, "section,label,category,name,function,launches,graph_launches,errors,"
                            "capture_launches,cpu_ns,cpu_min_ns,cpu_max_ns,cpu_mean_ns,"
-                           "cpu_p50_ns,cpu_p99_ns,gpu_ns\n");
+                           "cpu_p50_ns,cpu_p99_ns,gpu_ns,gpu_kernels,gpu_min_ns,gpu_max_ns,"
+                           "gpu_mean_ns,gpu_p50_ns,gpu_p99_ns\n");
     for (uint32_t i = 0; i < nl; i++) {
         const prof_label_t *l =
             atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
-        csv_row("label", l->text, l->category, NULL, NULL, &label_sum[order[i]]);
+        prof_gpu_stat_t gpu;
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &gpu);
+        csv_row("label", l->text, l->category, NULL, NULL, &label_sum[order[i]], &gpu);
     }
     for (uint32_t i = 0; i < nk; i++) {
         uint32_t id = order[PROF_MAX_SITES - 1 - i];
         const nvtxcorr_profile_site_t *s =
             atomic_load_explicit(&nvtxcorr_prof_sites[id], memory_order_relaxed);
         csv_row("kernel", label_text(s->label_id), label_category(s->label_id), s->name,
-                s->function, &site_sum[id]);
+                s->function, &site_sum[id], site_gpu(id));
     }
+    nvtxcorr_prof_gpu_csv_sections(&out, nsites);
 }
 
 /* ---- text: at most 100 columns ---- */
 static void pad(const char *s, size_t width, int right)
+{
+    nvtxcorr_prof_pad(&out, s, width, right);
+}
+
+void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right)
 {
     size_t cols = 0, cut = 0, bytes = strlen(s);
     for (size_t i = 0; i < bytes; i++) /* columns are UTF-8 code points */
@@ -325,19 +358,19 @@ static void pad(const char *s, size_t width, int right)
             cols++;
         }
     if (cols > width) { /* keep the start, mark the cut */
-        nvtxcorr_out_mem(&out, s, cut);
-        nvtxcorr_out_str(&out, "...");
+        nvtxcorr_out_mem(o, s, cut);
+        nvtxcorr_out_str(o, "...");
         return;
     }
     for (size_t i = cols; right && i < width; i++)
-        nvtxcorr_out_str(&out, " ");
-    nvtxcorr_out_mem(&out, s, bytes);
+        nvtxcorr_out_str(o, " ");
+    nvtxcorr_out_mem(o, s, bytes);
     for (size_t i = cols; !right && i < width; i++)
-        nvtxcorr_out_str(&out, " ");
+        nvtxcorr_out_str(o, " ");
 }
 
 /* 3 significant digits: "812 ns", "4.07 us", "12.3 ms", "1.50 s". */
-static void fmt_time(char *buf, uint64_t ns)
+void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns)
 {
     static const char *const units[] = {" ns", " us", " ms", " s"};
     uint64_t scale = 1;
@@ -372,7 +405,7 @@ static void fmt_time(char *buf, uint64_t ns)
 static void cell_time(uint64_t ns, size_t width)
 {
     char buf[32];
-    fmt_time(buf, ns);
+    nvtxcorr_prof_fmt_time(buf, ns);
     nvtxcorr_out_str(&out, " ");
     pad(buf, width, 1);
 }
@@ -398,7 +431,7 @@ static void cell_share(uint64_t part, uint64_t whole, size_t width)
     pad(buf, width, 1);
 }
 
-static void write_text(uint32_t nl, const totals_t *tot)
+static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
 {
     char t[32];
     nvtxcorr_out_str(&out, "nvtxcorr: profile of pid ");
@@ -410,7 +443,7 @@ static void write_text(uint32_t nl, const totals_t *tot)
     nvtxcorr_out_str(&out, " graph), ");
     nvtxcorr_out_u64(&out, tot->errors);
     nvtxcorr_out_str(&out, " errors, ");
-    fmt_time(t, tot->total);
+    nvtxcorr_prof_fmt_time(t, tot->total);
     nvtxcorr_out_str(&out, t);
     nvtxcorr_out_str(&out, " CPU in launch calls\n");
     nvtxcorr_out_str(&out, "label                        category     launches  share     total"
@@ -441,6 +474,7 @@ static void write_text(uint32_t nl, const totals_t *tot)
         nvtxcorr_out_str(&out,
                          " launches made during stream capture (recorded, not run) not counted\n");
     }
+    nvtxcorr_prof_gpu_text(&out, nsites);
 }
 
 typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } format_t;
@@ -479,7 +513,7 @@ void nvtxcorr_prof_summary_write(void)
         tot.capture += scratch.capture;
         tot.total += scratch.total;
         if (s->label_id == PROF_NO_LABEL) tot.skipped += scratch.launches;
-        if (!s->graph && (scratch.launches || scratch.capture)) kernels[nk++] = i;
+        if (!s->graph && (scratch.launches || scratch.capture || site_gpu(i)->n)) kernels[nk++] = i;
     }
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
@@ -503,9 +537,9 @@ void nvtxcorr_prof_summary_write(void)
     if (format == FORMAT_JSON)
         write_json(nl, nlabels, nk, nsites, &tot, end_ns);
     else if (format == FORMAT_CSV)
-        write_csv(nl, nk);
+        write_csv(nl, nk, nsites);
     else
-        write_text(nl, &tot);
+        write_text(nl, &tot, nsites);
     nvtxcorr_out_flush(&out);
     if (out.fd != STDERR_FILENO) {
         if (out.failed) {
@@ -513,7 +547,7 @@ void nvtxcorr_prof_summary_write(void)
                               NULL);
             out.fd = STDERR_FILENO;
             out.failed = 0;
-            write_text(nl, &tot);
+            write_text(nl, &tot, nsites);
             nvtxcorr_out_flush(&out);
         }
         close(out.fd);

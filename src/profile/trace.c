@@ -177,6 +177,15 @@ static void commit(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
+static size_t fmt_hex(char *p, uint64_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t digits = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
+    for (size_t i = digits; i-- > 0; v >>= 4)
+        p[i] = hex[v & 15];
+    return digits;
+}
+
 /* ns as microseconds with three decimals. */
 static size_t fmt_us(char *p, uint64_t ns)
 {
@@ -212,7 +221,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, un
     const nvtxcorr_profile_site_t *s = pl->site;
     prof_thread_t *t;
     if (s->trace_prefix == NULL) return;
-    char *p = reserve(&t, s->trace_prefix_len + 256);
+    char *p = reserve(&t, s->trace_prefix_len + 400);
     if (p == NULL) return;
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
@@ -239,6 +248,90 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, un
     PUT(",\"dur\":");
     n += fmt_us(p + n, pl->ns);
     p[n++] = '}';
+    if (pl->ext) { /* GPU time: where the arrows to its kernels start, inside the launch */
+        PUT(",\n{\"ph\":\"s\",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":\"0x");
+        n += fmt_hex(p + n, pl->ext);
+        p[n++] = '"';
+        memcpy(p + n, t->where, t->where_len);
+        n += t->where_len;
+        n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin) + pl->ns / 2);
+        p[n++] = '}';
+    }
+    commit(t, n);
+}
+
+/* GPU operations (gpu.c, on the thread CUPTI gives buffers back on): one track per device
+ * and stream, named once; an arrow ("f", bound to the enclosing slice) from the launch. */
+enum { GPU_TRACKS = 256 };
+static uint64_t gpu_tracks[GPU_TRACKS]; /* device << 32 | stream, + 1; under gpu.c's lock */
+
+static size_t fmt_gpu_where(char *p, uint32_t device, uint32_t stream)
+{
+    size_t n = 0;
+    PUT(",\"pid\":");
+    n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
+    PUT(",\"tid\":");
+    n += nvtxcorr_fmt_u64(p + n, 1000000000ull + device * 1000000ull + stream % 1000000);
+    PUT(",\"ts\":");
+    return n;
+}
+
+static void gpu_track_name(uint32_t device, uint32_t stream)
+{
+    uint64_t key = ((uint64_t)device << 32 | stream) + 1;
+    size_t i = (size_t)(key * 0x9E3779B97F4A7C15ull >> 56) % GPU_TRACKS, k;
+    for (k = 0; k < GPU_TRACKS && gpu_tracks[i] && gpu_tracks[i] != key; k++)
+        i = (i + 1) % GPU_TRACKS;
+    if (k == GPU_TRACKS || gpu_tracks[i] == key) return; /* named, or too many to name */
+    gpu_tracks[i] = key;
+    prof_thread_t *t;
+    char *p = reserve(&t, 256);
+    if (p == NULL) return;
+    size_t n = 0;
+    PUT(",\n{\"ph\":\"M\",\"name\":\"thread_name\"");
+    n += fmt_gpu_where(p + n, device, stream);
+    PUT("0,\"args\":{\"name\":\"GPU ");
+    n += nvtxcorr_fmt_u64(p + n, device);
+    PUT(" stream ");
+    n += nvtxcorr_fmt_u64(p + n, stream);
+    PUT("\"}}");
+    commit(t, n);
+}
+
+void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
+                             uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
+{
+    if (s == NULL || !nvtxcorr_profile_tracing()) return;
+    gpu_track_name(device, stream);
+    const char *label =
+        s->label_id != PROF_NO_LABEL
+            ? atomic_load_explicit(&nvtxcorr_prof_labels[s->label_id], memory_order_acquire)->text
+            : s->function;
+    prof_thread_t *t;
+    char *p = reserve(&t, 3600);
+    if (p == NULL) return;
+    size_t n = 0;
+    PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"");
+    n += nvtxcorr_fmt_json(p + n, 1000, label);
+    PUT("\",\"args\":{\"kernel\":\"");
+    n += nvtxcorr_fmt_json(p + n, 2000, s->name);
+    PUT("\"}");
+    size_t where = n;
+    n += fmt_gpu_where(p + n, device, stream);
+    size_t where_len = n - where;
+    n += fmt_us(p + n, start_ns);
+    PUT(",\"dur\":");
+    n += fmt_us(p + n, dur_ns);
+    p[n++] = '}';
+    if (ext) {
+        PUT(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":\"0x");
+        n += fmt_hex(p + n, ext);
+        p[n++] = '"';
+        memmove(p + n, p + where, where_len);
+        n += where_len;
+        n += fmt_us(p + n, start_ns + dur_ns / 2);
+        p[n++] = '}';
+    }
     commit(t, n);
 }
 

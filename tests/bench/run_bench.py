@@ -56,8 +56,12 @@ CONFIGS = [  # (key, title)
 # Profile mode (NVTXCORR_PROFILE) and trace mode (NVTXCORR_TRACE) are judged against
 # "enabled, no-op tool": what they add on top of the ranges.
 PROFILE_CONFIGS = ("profile", "trace")
+# GPU time (CUPTI): profile mode without a tool (CUPTI is only used without one), with the fake
+# CUPTI against NVTXCORR_GPU=0; on the entry points below.
+GPU_CONFIGS = ("profile_nogpu", "profile_gpu")
+GPU_ENTRIES = ("direct", "graph", "runtime")
 TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05,
-           "profile": 25.0, "trace": 80.0}
+           "profile": 25.0, "trace": 80.0, "gpu": 150.0}
 
 PROFILES = {
     # n: launches per batch; b: batches per run; w: warm-up launches; reps: repetitions;
@@ -87,6 +91,8 @@ class Bench:
         self.fakes = os.path.join(self.build, "fakes")
         self.lib = os.path.abspath(args.lib or os.path.join(self.build, "lib", "libnvtxcorr.so"))
         self.tool = os.path.join(self.fakes, "libnvtx_recorder.so")
+        self.cupti = os.path.join(self.fakes, "libfake_cupti.so")
+        self.gpu = os.path.exists(self.cupti)  # built with CUPTI headers
         self.bindir = os.path.join(self.build, "tests", "bench")
         self.failures = []
         self.rules_files = {}
@@ -107,10 +113,14 @@ class Bench:
     # ---- one run --------------------------------------------------------------------------
     def env_for(self, config, rules=None, record_out=None):
         env = dict(self.base_env)
-        if config in ("disabled", "notool", "noop", "record") + PROFILE_CONFIGS:
+        if config in ("disabled", "notool", "noop", "record") + PROFILE_CONFIGS + GPU_CONFIGS:
             env["LD_PRELOAD"] = self.lib
-        if config in ("notool", "noop", "record") + PROFILE_CONFIGS:
+        if config in ("notool", "noop", "record") + PROFILE_CONFIGS + GPU_CONFIGS:
             env["NVTXCORR"] = "1"
+        if config in GPU_CONFIGS:
+            env["NVTXCORR_PROFILE"] = os.path.join(self.tmp, "profile.%p.json")
+            env["NVTXCORR_GPU"] = "1" if config == "profile_gpu" else "0"
+            env["NVTXCORR_CUPTI_LIBRARY"] = self.cupti
         if config in ("noop", "hand", "record") + PROFILE_CONFIGS:
             env["NVTX_INJECTION64_PATH"] = self.tool
         if config in ("noop", "hand") + PROFILE_CONFIGS:
@@ -169,10 +179,15 @@ class Bench:
             if name.startswith("profile.") and not valgrind:
                 import json
                 with open(path) as f:
-                    got = json.load(f)["totals"]
+                    d = json.load(f)
+                got = d["totals"]
                 if got["launches"] != launches:
                     self.fail(f"{what}: the profile counted {got['launches']} launches, the "
                               f"program made {launches}")
+                if env.get("NVTXCORR_GPU") == "1" and (
+                        not d["gpu_time"] or got["gpu_kernels"] < launches):
+                    self.fail(f"{what}: GPU time missing ({d['gpu_time_note']}, "
+                              f"{got['gpu_kernels']} kernels for {launches} launches)")
             if name.startswith(("profile.", "trace.")):
                 os.unlink(path)
 
@@ -302,6 +317,12 @@ class Bench:
                              self.cmd_for("direct", config, p["n"], p["b"], p["w"], 1, t),
                              self.env_for(config)))
         blocks.append((("threads",), runs))
+        if self.gpu:
+            for entry in GPU_ENTRIES:
+                runs = [(("gpu", entry, config),
+                         self.cmd_for(entry, config, p["n"], p["b"], p["w"]), self.env_for(config))
+                        for config in ("bare",) + GPU_CONFIGS]
+                blocks.append((("gpu", entry),  runs))
         return blocks
 
     def run_timed(self):
@@ -531,6 +552,24 @@ def report(b, t, ir):
                       f"{t.diff(('threads', th, c), base):+.1f}"]
         w(f"| {th} thread{'s' if th > 1 else ''} | " + " | ".join(cells) + " |")
     w("")
+    if b.gpu:
+        w("### Profile mode with GPU time (CUPTI), no tool")
+        w("")
+        w("The fake CUPTI (tests/fakes/fake_cupti.c) writes a driver-API, an external "
+          "correlation and a kernel record per launch (one per kernel node for a graph) and "
+          "nvtxcorr aggregates them as buffers complete; against profile mode with "
+          "NVTXCORR_GPU=0. ns per launch; added: paired median over the repetitions.")
+        w("")
+        w("| entry point | bare | profile mode | profile + CUPTI | added by CUPTI |")
+        w("|---|---:|---:|---:|---:|")
+        for key, _, title in ENTRIES:
+            if key not in GPU_ENTRIES:
+                continue
+            base = ("gpu", key, "bare")
+            off, on = ("gpu", key, "profile_nogpu"), ("gpu", key, "profile_gpu")
+            w(f"| {title} | {fmt_ns(t.med(base))} | {fmt_ns(t.est(off, base))} | "
+              f"{fmt_ns(t.est(on, base))} | {t.diff(on, off):+.1f} |")
+        w("")
     w("First launch in the process (cuLaunchKernel, enabled + no-op tool: reading the "
       "environment, loading the NVTX tool and the demangler): "
       f"{fmt_us(t.med(('main', 'direct', 'noop'), 'init'))} (bare: "
@@ -578,6 +617,12 @@ def targets(p, t):
         row(f"{c} mode flat from {p['threads'][0]} to {p['threads'][-1]} threads "
             "(added ns per launch per thread within 5 ns)",
             f"{added[0]:+.1f} → {added[-1]:+.1f} ns", abs(added[-1] - added[0]) <= 5)
+    if any(k[0] == "gpu" for k in t.data):
+        worst = max((t.diff(("gpu", e, "profile_gpu"), ("gpu", e, "profile_nogpu")), e)
+                    for e in GPU_ENTRIES)
+        row(f"profile + CUPTI (fake): ≤ {TARGETS['gpu']:g} ns added over profile mode, "
+            f"{', '.join(GPU_ENTRIES)}", f"worst {worst[0]:+.1f} ns ({worst[1]})",
+            worst[0] <= TARGETS["gpu"])
     lo, hi = p["rules"][0], p["rules"][-1]
     r = t.ratio(("rules", hi), ("rules", lo))
     row(f"steady state, {hi:,} vs {lo:,} rules, within 5%", f"{r:.3f}×",

@@ -1,7 +1,8 @@
 /* The built-in demo: an inference-shaped program on the fake driver. A prefill pass launches
  * the kernels a real LLM server launches (GEMMs, flash attention, norms, rotary embedding,
  * NCCL all-reduce, Triton and PyTorch elementwise kernels), then one decode step is captured
- * into a CUDA graph and replayed, as vLLM does. No GPU is needed: kernels do not compute. */
+ * into a CUDA graph (with a memset node) and replayed, as vLLM does. No GPU is needed: kernels do
+ * not compute. */
 #include <cuda.h>
 #include <stdio.h>
 
@@ -78,10 +79,18 @@ int main(void)
     for (int l = 0; l < 2; l++)
         layer(s, SPLITKV, 8); /* one decode step, batch 8 */
     cuStreamEndCapture(s, &g);
+    /* The sampler's buffer is cleared inside the graph too: a memset node. */
+    CUdeviceptr logits;
+    CUgraphNode clear;
+    CUDA_MEMSET_NODE_PARAMS ms = {0};
+    if (cuMemAlloc(&logits, 8 * 4096) == CUDA_SUCCESS) {
+        ms.dst = logits, ms.elementSize = 1, ms.width = 8 * 4096, ms.height = 1;
+        cuGraphAddMemsetNode(&clear, g, NULL, 0, &ms, ctx);
+    }
     cuGraphInstantiate(&decode, g, 0);
     for (int step = 0; step < 8; step++)
         cuGraphLaunch(decode, s);
     cuStreamSynchronize(s);
-    printf("demo: prefill 23 kernels, decode graph of 22 kernels replayed 8 times\n");
+    printf("demo: prefill 23 kernels, decode graph of 22 kernels and a memset replayed 8 times\n");
     return 0;
 }

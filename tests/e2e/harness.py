@@ -122,6 +122,9 @@ class Env:
                                                          e.get("LD_PRELOAD", "")]))
             if enabled:
                 e["NVTXCORR"] = "1"
+            # Profile mode without GPU time unless a scenario asks for it (tests/test_cupti.py):
+            # no CUPTI is loaded, and none warns that it cannot attach to the fake driver.
+            e["NVTXCORR_GPU"] = "0"
             if tool:
                 e["NVTX_INJECTION64_PATH"] = self.recorder
                 e["NVTXREC_OUT"] = rec

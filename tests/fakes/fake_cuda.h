@@ -243,6 +243,12 @@ static inline int fk_graph_valid(CUgraph g)
     return g != NULL && ((struct fk_graph *)g)->magic == FK_MAGIC_GRAPH;
 }
 
+/* ---- activity side channel (fakecuda.h) ---------------------------------------------------- */
+
+extern _Atomic(fakecuda_activity_fn) fk_activity;
+void fk_report_kernel(CUfunction f, const struct fk_stream *s);
+void fk_report_graph(CUgraphExec exec, const struct fk_stream *s);
+
 /* ---- misc ------------------------------------------------------------------------------------ */
 
 int fk_version_ok(int first_version); /* does the configured driver know an API of that age? */

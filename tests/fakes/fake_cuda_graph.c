@@ -25,6 +25,7 @@ pthread_mutex_t fk_graph_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct fk_exec {
     uint32_t magic;
+    uint32_t id;             /* for the activity side channel: instantiation number, from 1 */
     struct fk_graph *graph;  /* private copy */
     _Atomic size_t nkernels; /* kernels one launch runs, read by the launch path */
     struct fk_exec *next_free;
@@ -345,6 +346,8 @@ static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
     }
     e->graph = copy;
     atomic_store(&e->nkernels, fk_graph_kernels(copy));
+    static uint32_t instantiations; /* under fk_graph_lock */
+    e->id = ++instantiations;
     e->next_free = NULL;
     e->magic = FK_MAGIC_EXEC;
     CUgraphExec handle = fk_handle_of(e);
@@ -471,4 +474,53 @@ FK_API CUresult cuGraphExecUpdate_v2(CUgraphExec hGraphExec, CUgraph hGraph,
     if (resultInfo == NULL) return CUDA_ERROR_INVALID_VALUE;
     memset(resultInfo, 0, sizeof(*resultInfo));
     return fk_exec_update(hGraphExec, hGraph, &resultInfo->result, &resultInfo->errorNode);
+}
+
+/* ---- activity side channel: what one launch of an executable graph runs ---- */
+
+static void fk_collect(const struct fk_graph *g, uint32_t id, const struct fk_stream *s,
+                       fakecuda_op_t *ops, size_t cap, size_t *n, unsigned long long *node)
+{
+    for (size_t i = 0; g != NULL && i < g->n; i++) {
+        const struct fk_node *x = g->nodes[i];
+        ++*node;
+        if (x->child != NULL) {
+            fk_collect(x->child, id, s, ops, cap, n, node);
+        } else if ((x->type == CU_GRAPH_NODE_TYPE_KERNEL || x->type == CU_GRAPH_NODE_TYPE_MEMSET) &&
+                   *n < cap) {
+            const struct fk_func *f = (const struct fk_func *)x->func;
+            ops[(*n)++] = (fakecuda_op_t){x->type == CU_GRAPH_NODE_TYPE_KERNEL ? f->name : NULL, s,
+                                          id, *node};
+        }
+    }
+}
+
+void fk_report_graph(CUgraphExec exec, const struct fk_stream *s)
+{
+    fakecuda_activity_fn fn = atomic_load(&fk_activity);
+    if (fn == NULL) return;
+    fakecuda_op_t ops[256];
+    size_t n = 0;
+    unsigned long long node = 0;
+    pthread_mutex_lock(&fk_graph_lock);
+    struct fk_exec *e = fk_exec_of(exec);
+    if (e != NULL && e->magic == FK_MAGIC_EXEC)
+        fk_collect(e->graph, e->id, s, ops, sizeof ops / sizeof *ops, &n, &node);
+    pthread_mutex_unlock(&fk_graph_lock);
+    fn(ops, n);
+}
+
+/* A memset node (values are not modelled: the fake's memory is never read by a kernel). */
+FK_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                     const CUgraphNode *dependencies, size_t numDependencies,
+                                     const CUDA_MEMSET_NODE_PARAMS *memsetParams, CUcontext ctx)
+{
+    if (phGraphNode == NULL || !fk_graph_valid(hGraph) || memsetParams == NULL ||
+        (numDependencies > 0 && dependencies == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_graph_lock);
+    struct fk_node *n = fk_graph_add_node((struct fk_graph *)hGraph, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (n != NULL) *phGraphNode = (CUgraphNode)n;
+    pthread_mutex_unlock(&fk_graph_lock);
+    return n != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
 }

@@ -6,6 +6,7 @@
 #define NVTXCORR_FAKECUDA_H
 
 #include <cuda.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -22,6 +23,21 @@ unsigned long long fakecuda_count(const char *name);
 
 /* A new module-less CUfunction named `mangled`; returns a CUresult value.  Cheap: O(1). */
 int fakecuda_make_function(const char *mangled, CUfunction *out);
+
+/*
+ * Side channel to the fake CUPTI (libfake_cupti.so), found there with dlsym: every launch that
+ * runs (not one recorded into a capture) reports what the GPU would execute, from the launching
+ * thread, inside the launch call: one operation for a kernel launch, one per kernel or memset
+ * node for a graph launch (child graphs included). NULL turns it off.
+ */
+typedef struct fakecuda_op {
+    const char *name;   /* kernel's mangled name; NULL for a memset node */
+    const void *stream; /* the stream the launch resolved to */
+    unsigned graph_id;  /* 0 outside a graph; otherwise the executable graph's number, from 1 */
+    unsigned long long node_id; /* graph node: its position in the graph, from 1 */
+} fakecuda_op_t;
+typedef void (*fakecuda_activity_fn)(const fakecuda_op_t *ops, size_t n);
+void fakecuda_set_activity_hook(fakecuda_activity_fn fn);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,380 @@
+/* GPU time in profile mode: loads CUPTI at run time and drives its activity API.
+ *
+ * Only with NVTXCORR_PROFILE (not trace-only), only without an NVTX tool (a tool is Nsight,
+ * which owns CUPTI), and never in the range path. libcupti is dlopened, never linked: the
+ * library keeps no NEEDED entry on it. Where it is looked for, first found wins:
+ * NVTXCORR_CUPTI_LIBRARY (only that, when set); $CUDA_HOME then /usr/local/cuda (lib64, then
+ * extras/CUPTI/lib64); the nvidia-cuda-cupti wheel next to a loaded libcudart; the plain
+ * soname (cupti_load.c). NVTXCORR_GPU=0 turns it off.
+ *
+ * Correlation: around each launch it wraps, nvtxcorr pushes an external correlation id
+ * (CUSTOM0) that carries the launch's site id and a per-thread sequence number, and pops it
+ * after the call. CUPTI then emits one EXTERNAL_CORRELATION record per API record made under
+ * it, mapping its own correlation id to ours; kernels, memcpys and memsets carry CUPTI's
+ * correlation id. So no table is kept on the launch path: two calls into CUPTI per launch.
+ * External correlation records are emitted for driver and runtime API records, so both API
+ * kinds are enabled too (one record per CUDA API call; gpu.c only reads their correlation).
+ *
+ * When CUPTI is missing or refuses (another subscriber, a driver it cannot attach to, any
+ * error), the run goes on with the CPU-side summary: one warning per process, and the reason
+ * in the summary's gpu_time_note. A forked child does not inherit CUPTI's threads or state:
+ * it reports no GPU time, and says so at its first launch. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+int nvtxcorr_prof_gpu_on;
+char nvtxcorr_prof_gpu_note[512];
+static int gpu_tried, warn_at_launch;
+static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
+
+#ifdef NVTXCORR_HAVE_CUPTI
+#include <cupti.h>
+
+/* The entry points used, resolved with dlsym (names and types from the headers). */
+#define CUPTI_FUNCTIONS(X)                                                                         \
+    X(cuptiActivityRegisterCallbacks, 1)                                                           \
+    X(cuptiActivityEnable, 1)                                                                      \
+    X(cuptiActivityDisable, 1)                                                                     \
+    X(cuptiActivityFlushAll, 1)                                                                    \
+    X(cuptiActivityGetNextRecord, 1)                                                               \
+    X(cuptiActivityGetNumDroppedRecords, 1)                                                        \
+    X(cuptiActivityPushExternalCorrelationId, 1)                                                   \
+    X(cuptiActivityPopExternalCorrelationId, 1)                                                    \
+    X(cuptiGetResultString, 1)                                                                     \
+    X(cuptiGetLastError, 0)                                                                        \
+    X(cuptiGetTimestamp, 0)                                                                        \
+    X(cuptiActivityRegisterTimestampCallback, 0)
+#define SLOT(name, required) __typeof__(&name) name;
+static struct {
+    CUPTI_FUNCTIONS(SLOT)
+} api;
+#undef SLOT
+
+enum { BUFFER_BYTES = 1 << 20 };
+static _Atomic long outstanding; /* buffers handed to CUPTI and not yet given back */
+static uint64_t ts_offset;       /* CUPTI time - trace time, when CUPTI keeps its own clock */
+
+static void note(const char *a, const char *b, const char *c)
+{
+    snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "%s%s%s", a, b ? b : "",
+             c ? c : "");
+}
+
+static const char *result_name(CUptiResult r)
+{
+    const char *s = NULL;
+    if (api.cuptiGetResultString == NULL || api.cuptiGetResultString(r, &s) != CUPTI_SUCCESS ||
+        s == NULL)
+        s = "CUPTI error";
+    return s;
+}
+
+/* ---- buffers ----
+ * A few given-back buffers are kept for the next request: a fresh 1 MiB buffer is an mmap,
+ * 256 page faults and an munmap, a few hundred ns per launch at high launch rates. */
+enum { SPARE_BUFFERS = 4 };
+static uint8_t *spare[SPARE_BUFFERS];
+static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    uint8_t *b = NULL;
+    pthread_mutex_lock(&spare_lock);
+    for (int i = 0; i < SPARE_BUFFERS && b == NULL; i++)
+        if (spare[i]) b = spare[i], spare[i] = NULL;
+    pthread_mutex_unlock(&spare_lock);
+    if (b == NULL) b = aligned_alloc(8, BUFFER_BYTES);
+    *buffer = b;
+    *size = b ? BUFFER_BYTES : 0;
+    *max_records = 0;
+    if (b) atomic_fetch_add(&outstanding, 1);
+}
+
+static void give_back(uint8_t *b)
+{
+    pthread_mutex_lock(&spare_lock);
+    for (int i = 0; i < SPARE_BUFFERS && b; i++)
+        if (spare[i] == NULL) spare[i] = b, b = NULL;
+    pthread_mutex_unlock(&spare_lock);
+    free(b);
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
+                                      size_t valid)
+{
+    (void)size;
+    if (buffer == NULL) return;
+    size_t dropped = 0;
+    if (api.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
+    nvtxcorr_prof_gpu_begin_buffer(dropped);
+    CUpti_Activity *rec = NULL;
+    while (api.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
+        nvtxcorr_prof_gpu_record(rec);
+    nvtxcorr_prof_gpu_end_buffer();
+    give_back(buffer);
+    atomic_fetch_sub(&outstanding, 1);
+}
+
+/* Activity timestamps on the trace's clock, so GPU events line up with launches. */
+static uint64_t CUPTIAPI timestamp_now(void)
+{
+    return prof_ticks_ns(prof_now() - nvtxcorr_prof_clock.origin) + 1;
+}
+
+uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
+{
+    return cupti_ns > ts_offset ? cupti_ns - ts_offset : 0;
+}
+
+static const CUpti_ActivityKind required[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
+    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME};
+static const CUpti_ActivityKind optional[] = {CUPTI_ACTIVITY_KIND_MEMCPY,
+                                              CUPTI_ACTIVITY_KIND_MEMSET};
+static const char *const required_names[] = {"CONCURRENT_KERNEL", "EXTERNAL_CORRELATION", "DRIVER",
+                                             "RUNTIME"};
+
+static void start_helper(void);
+
+static int start_cupti(void)
+{
+    char tried[2048] = "";
+    void *h = nvtxcorr_prof_cupti_open(tried, sizeof tried);
+    if (h == NULL) {
+        note("libcupti not found or not loadable (tried ", tried[0] ? tried : "nothing", ")");
+        return -1;
+    }
+#define RESOLVE(name, req)                                                                         \
+    api.name = (__typeof__(api.name))dlsym(h, #name);                                              \
+    if (req && api.name == NULL) {                                                                 \
+        note("libcupti lacks ", #name, "");                                                        \
+        return -1;                                                                                 \
+    }
+    CUPTI_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+    if (nvtxcorr_prof_gpu_init() != 0) {
+        note("out of memory", NULL, NULL);
+        return -1;
+    }
+    CUptiResult r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        note("cuptiActivityRegisterCallbacks: ", result_name(r), NULL);
+        return -1;
+    }
+    if (api.cuptiActivityRegisterTimestampCallback == NULL ||
+        api.cuptiActivityRegisterTimestampCallback(timestamp_now) != CUPTI_SUCCESS) {
+        uint64_t ours = prof_ticks_ns(prof_now() - nvtxcorr_prof_clock.origin);
+        uint64_t theirs = 0;
+        if (api.cuptiGetTimestamp && api.cuptiGetTimestamp(&theirs) == CUPTI_SUCCESS)
+            ts_offset = theirs - ours;
+    } else {
+        ts_offset = 1;
+    }
+    size_t enabled = 0;
+    for (; enabled < sizeof required / sizeof *required; enabled++) {
+        r = api.cuptiActivityEnable(required[enabled]);
+        if (r != CUPTI_SUCCESS) break;
+    }
+    if (enabled < sizeof required / sizeof *required) {
+        const char *failed = required_names[enabled];
+        while (enabled-- > 0)
+            api.cuptiActivityDisable(required[enabled]);
+        if (api.cuptiGetLastError) api.cuptiGetLastError(); /* clear CUPTI's sticky error */
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+            note("another CUPTI client is active (Nsight Systems, Nsight Compute, "
+                 "torch.profiler?): ",
+                 result_name(r), NULL);
+        else
+            note("cuptiActivityEnable(", failed, ") failed: ");
+        if (r != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+            size_t n = strlen(nvtxcorr_prof_gpu_note);
+            snprintf(nvtxcorr_prof_gpu_note + n, sizeof nvtxcorr_prof_gpu_note - n, "%s",
+                     result_name(r));
+        }
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof optional / sizeof *optional; i++)
+        if (api.cuptiActivityEnable(optional[i]) != CUPTI_SUCCESS && api.cuptiGetLastError)
+            api.cuptiGetLastError();
+    start_helper();
+    return 0;
+}
+
+void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
+{
+    uint64_t seq = ext_seq;
+    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(syscall(SYS_gettid) & 0xffff) << 32;
+    ext_seq = ++seq;
+    pl->ext = (uint64_t)(site + 1) << 48 | (seq & 0xffffffffffffull);
+    if (api.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                                                   pl->ext) != CUPTI_SUCCESS)
+        pl->ext = 0;
+}
+
+void nvtxcorr_prof_gpu_pop(void)
+{
+    api.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
+}
+
+/* Every record CUPTI holds, delivered before the summary is written. The buffers may be
+ * given back on CUPTI's own thread after the flush returns: wait for them, a bounded time. */
+static void flush_and_wait(void)
+{
+    api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (int i = 0; i < 400 && atomic_load(&outstanding) > 0; i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000}; /* 2 s in all */
+        nanosleep(&ts, NULL);
+        if (i % 20 == 19) api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    }
+    if (atomic_load(&outstanding) > 0)
+        nvtxcorr_prof_gpu_set_partial("CUPTI did not give back every buffer within 2 s");
+}
+
+/* The signal path cannot flush itself: CUPTI and the record processing allocate and lock,
+ * which a signal handler must not. A helper thread, started with CUPTI and blocked on a
+ * semaphore (sem_post is async-signal-safe), flushes and settles the records; the handler
+ * waits for it a bounded time. If the thread the signal interrupted holds a lock the helper
+ * needs (it was inside CUPTI, or delivering a buffer), the helper cannot finish, and the
+ * summary says the GPU time is partial instead of the process hanging. */
+static sem_t flush_request;
+static _Atomic int flush_done, helper_started;
+
+static void *flush_helper(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        while (sem_wait(&flush_request) != 0)
+            ;
+        flush_and_wait();
+        nvtxcorr_prof_gpu_finished(nvtxcorr_prof_gpu_finish(0));
+        atomic_store(&flush_done, 1);
+    }
+    return NULL;
+}
+
+static void start_helper(void)
+{
+    pthread_t t;
+    pthread_attr_t attr;
+    sigset_t all, old;
+    if (sem_init(&flush_request, 0, 0) != 0) return;
+    sigfillset(&all);
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals never land there */
+    if (pthread_create(&t, &attr, flush_helper, NULL) == 0) atomic_store(&helper_started, 1);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
+}
+
+void nvtxcorr_prof_gpu_flush(int from_signal)
+{
+    if (nvtxcorr_prof_gpu_on != 1) return;
+    if (!from_signal) {
+        flush_and_wait();
+        return;
+    }
+    if (!atomic_load(&helper_started)) {
+        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI not flushed");
+        return;
+    }
+    atomic_store(&flush_done, 0);
+    sem_post(&flush_request);
+    for (int i = 0; i < 600 && !atomic_load(&flush_done); i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000}; /* 3 s in all */
+        nanosleep(&ts, NULL);
+    }
+    if (!atomic_load(&flush_done))
+        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI could not be flushed "
+                                      "within 3 s; records still in its buffers are not counted");
+}
+#else
+static int start_cupti(void)
+{
+    snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "built without CUPTI headers");
+    return -1;
+}
+void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
+{
+    (void)site;
+    pl->ext = 0;
+}
+void nvtxcorr_prof_gpu_pop(void) {}
+void nvtxcorr_prof_gpu_flush(int from_signal)
+{
+    (void)from_signal;
+}
+uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
+{
+    return cupti_ns;
+}
+#endif
+
+static void warn_unavailable(void)
+{
+    nvtxcorr_prof_say("warn", "GPU time unavailable: ", nvtxcorr_prof_gpu_note, NULL);
+}
+
+/* At profile mode's start (the core's initialisation, on the slow-path stack). */
+void nvtxcorr_prof_gpu_start(void)
+{
+    gpu_tried = 1;
+    const char *off = nvtxcorr_config_env("NVTXCORR_GPU");
+    if (!nvtxcorr_config.profile) {
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "trace-only mode");
+    } else if (off && (!strcmp(off, "0") || !strcasecmp(off, "off") || !strcasecmp(off, "no") ||
+                       !strcasecmp(off, "false"))) {
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=%s", off);
+    } else if (nvtxcorr_domain != NULL) {
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
+                 "an NVTX tool is attached (Nsight owns CUPTI)");
+    } else if (nvtxcorr_prof_on_start_stack(start_cupti) == 0) {
+        nvtxcorr_prof_gpu_note[0] = 0;
+        nvtxcorr_prof_gpu_on = 1;
+    } else {
+        warn_unavailable();
+    }
+}
+
+/* A forked child: CUPTI's worker threads and buffers stayed in the parent. */
+void nvtxcorr_prof_gpu_after_fork(void)
+{
+    if (!gpu_tried) return;
+    int was_on = nvtxcorr_prof_gpu_on;
+#ifdef NVTXCORR_HAVE_CUPTI
+    pthread_mutex_init(&spare_lock, NULL);
+#endif
+    nvtxcorr_prof_gpu_on = 0;
+    nvtxcorr_prof_gpu_reset();
+    if (was_on)
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
+                 "forked child: CUPTI's state does not follow fork");
+    /* Said again by a child that profiles (launches), not by one that only execs. */
+    warn_at_launch = nvtxcorr_config.profile && nvtxcorr_prof_gpu_note[0] &&
+                     strncmp(nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=", 13) &&
+                     strncmp(nvtxcorr_prof_gpu_note, "an NVTX tool", 12);
+    nvtxcorr_prof_gpu_on = warn_at_launch ? 2 : 0;
+}
+
+/* The first launch of a forked child (thread attach path). */
+void nvtxcorr_prof_gpu_first_launch(void)
+{
+    nvtxcorr_prof_gpu_on = 0;
+    if (warn_at_launch) {
+        warn_at_launch = 0;
+        warn_unavailable();
+    }
+}

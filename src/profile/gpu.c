@@ -1,0 +1,351 @@
+/* GPU time: CUPTI's activity records, aggregated as each buffer completes (cupti.c), so
+ * memory stays bounded whatever the run's length; no record is kept past its buffer except
+ * kernels whose correlation has not arrived yet (a bounded list).
+ *
+ * Two views, both indexed by the sites of stats.c:
+ *   by launch  the site of the launch that caused the work: the external correlation id that
+ *              cupti.c pushed around the launch carries its site id. A graph launch's site
+ *              gets every kernel (and memcpy/memset node) of the replay;
+ *   by kernel  the site of the kernel itself: its name as CUPTI reports it, labelled by the
+ *              label table like a launched kernel; graph nodes included. Graph memcpy and
+ *              memset nodes count under the sites "[memcpy]" and "[memset]".
+ * Per graph site, also the GPU time of each replay (the sum over its operations), as a
+ * histogram. Everything here runs under one lock, on whichever thread CUPTI gives a buffer
+ * back on; the summary reads under the same lock, or from a signal handler after cupti.c's
+ * helper thread settled everything (trying the lock, reading without it if it is held). */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+#ifdef NVTXCORR_HAVE_CUPTI
+#include <cupti.h>
+#endif
+
+prof_gpu_t nvtxcorr_prof_gpu;
+static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* CUPTI correlation id -> our external id, direct-mapped: ids are issued in order, so an entry
+ * is only overwritten 64K API calls later, long after its kernels are normally delivered. */
+enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 4096, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
+typedef struct corr_slot {
+    uint32_t corr;
+    uint64_t ext;
+} corr_slot_t;
+static corr_slot_t *corr_map;
+
+typedef struct op {
+    uint32_t corr, kernel_site, device, stream;
+    uint64_t start, end;
+    int graph;
+} op_t;
+static op_t *pending;
+static size_t npending;
+
+typedef struct open_replay {
+    uint64_t ext, ns, ops, last_use;
+    uint32_t site;
+} open_replay_t;
+static open_replay_t open_replays[OPEN_REPLAYS];
+static uint64_t use_clock;
+
+typedef struct name_entry {
+    struct name_entry *next;
+    uint32_t site;
+    char name[];
+} name_entry_t;
+static name_entry_t *names[NAME_BUCKETS];
+static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
+
+int nvtxcorr_prof_gpu_init(void)
+{
+    prof_gpu_t *g = &nvtxcorr_prof_gpu;
+    g->by_launch = calloc(PROF_MAX_SITES, sizeof *g->by_launch);
+    g->by_kernel = calloc(PROF_MAX_SITES, sizeof *g->by_kernel);
+    g->replays = calloc(PROF_MAX_SITES, sizeof *g->replays);
+    corr_map = calloc(CORR_SLOTS, sizeof *corr_map);
+    pending = calloc(PENDING_MAX, sizeof *pending);
+    return g->by_launch && g->by_kernel && g->replays && corr_map && pending ? 0 : -1;
+}
+
+void nvtxcorr_prof_gpu_reset(void)
+{
+    pthread_mutex_init(&gpu_lock, NULL);
+}
+
+/* Async-signal-safe: a plain copy. */
+void nvtxcorr_prof_gpu_set_partial(const char *why)
+{
+    if (nvtxcorr_prof_gpu_note[0] != 0) return;
+    size_t n = strlen(why);
+    if (n >= sizeof nvtxcorr_prof_gpu_note) n = sizeof nvtxcorr_prof_gpu_note - 1;
+    memcpy(nvtxcorr_prof_gpu_note, why, n);
+    nvtxcorr_prof_gpu_note[n] = 0;
+}
+
+static void add(prof_gpu_stat_t *s, uint64_t ns)
+{
+    if (s->n == 0 || ns < s->min) s->min = ns;
+    if (ns > s->max) s->max = ns;
+    s->n++;
+    s->ns += ns;
+}
+
+/* CUPTI hands out the same name pointer for every execution of a kernel: a direct-mapped
+ * cache by pointer (checked with strcmp, as an address may be reused for another name) saves
+ * hashing the name each time. */
+enum { NAME_CACHE = 256 };
+static struct {
+    const char *ptr, *copy; /* CUPTI's pointer; our copy of the name it had */
+    uint32_t site;
+} name_cache[NAME_CACHE];
+
+typedef struct site_job {
+    const char *name;
+    const nvtxcorr_profile_site_t *site;
+} site_job_t;
+
+static void kernel_site_here(void *arg)
+{
+    site_job_t *job = arg;
+    job->site = nvtxcorr_prof_kernel_site(job->name);
+}
+
+static const name_entry_t *site_for_name_slow(const char *name);
+static uint32_t site_for_name(const char *name)
+{
+    size_t i = ((uintptr_t)name >> 3) % NAME_CACHE;
+    if (name_cache[i].ptr == name && !strcmp(name_cache[i].copy, name)) return name_cache[i].site;
+    const name_entry_t *e = site_for_name_slow(name);
+    if (e == NULL) return 0;
+    name_cache[i].ptr = name, name_cache[i].copy = e->name, name_cache[i].site = e->site;
+    return e->site;
+}
+
+static const name_entry_t *site_for_name_slow(const char *name)
+{
+    size_t h = 1469598103934665603ull;
+    for (const char *p = name; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h %= NAME_BUCKETS;
+    for (name_entry_t *e = names[h]; e; e = e->next)
+        if (!strcmp(e->name, name)) return e;
+    /* Demangling and matching are deep, and CUPTI may give a buffer back on a program thread
+     * with a small stack: on the slow-path stack, as a launch's first sight of a kernel. */
+    site_job_t job = {name, NULL};
+    nvtxcorr_on_slow_stack(kernel_site_here, &job);
+    const nvtxcorr_profile_site_t *s = job.site;
+    size_t len = strlen(name);
+    name_entry_t *e = malloc(sizeof *e + len + 1);
+    if (e == NULL) return NULL; /* counted under [other] (site 0) */
+    e->site = s ? s->id : 0;
+    memcpy(e->name, name, len + 1);
+    e->next = names[h];
+    names[h] = e;
+    return e;
+}
+
+static void replay_done(const open_replay_t *r)
+{
+    prof_gpu_replays_t **slot = &nvtxcorr_prof_gpu.replays[r->site];
+    if (*slot == NULL && (*slot = calloc(1, sizeof **slot)) == NULL) return;
+    prof_gpu_replays_t *p = *slot;
+    add(&p->time, r->ns);
+    p->ops += r->ops;
+    p->hist[prof_bucket(r->ns)]++;
+}
+
+/* One operation of a graph replay: summed into the replay it belongs to. Open replays are
+ * kept 4-way set-associative by external id: a replay is complete once four newer ones of
+ * its set have started (replays overlap only as far as streams run them concurrently). */
+enum { REPLAY_WAYS = 4 };
+static open_replay_t *last_replay; /* the operations of one replay mostly come in a row */
+
+static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
+{
+    if (last_replay != NULL && last_replay->ext == ext) {
+        last_replay->ns += ns, last_replay->ops++, last_replay->last_use = ++use_clock;
+        return;
+    }
+    size_t set = (size_t)((ext * 0x9E3779B97F4A7C15ull) >> 60) % (OPEN_REPLAYS / REPLAY_WAYS);
+    open_replay_t *ways = &open_replays[set * REPLAY_WAYS], *victim = ways;
+    use_clock++;
+    for (int i = 0; i < REPLAY_WAYS; i++) {
+        open_replay_t *r = &ways[i];
+        if (r->ext == ext) {
+            r->ns += ns, r->ops++, r->last_use = use_clock;
+            last_replay = r;
+            return;
+        }
+        if (r->ext == 0 || (victim->ext != 0 && r->last_use < victim->last_use)) victim = r;
+    }
+    if (victim->ext) replay_done(victim); /* the oldest replay is complete by now */
+    *victim = (open_replay_t){ext, ns, 1, use_clock, site};
+    last_replay = victim;
+}
+
+/* An operation whose launch is known. */
+static void attribute(const op_t *op, uint64_t ext)
+{
+    prof_gpu_t *g = &nvtxcorr_prof_gpu;
+    uint64_t ns = op->end - op->start;
+    uint32_t site = ext ? (uint32_t)(ext >> 48) - 1 : PROF_NO_LABEL;
+    uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
+    const nvtxcorr_profile_site_t *launch =
+        site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
+                      : NULL;
+    if (launch == NULL) {
+        g->uncorrelated++;
+        g->uncorrelated_ns += ns;
+    } else {
+        add(&g->by_launch[site], ns);
+        if (launch->graph) replay_add(ext, site, ns);
+    }
+    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
+        nvtxcorr_prof_trace_gpu(
+            atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
+            op->device, op->stream, nvtxcorr_prof_gpu_trace_ns(op->start), ns, launch ? ext : 0);
+}
+
+static int lookup(uint32_t corr, uint64_t *ext)
+{
+    const corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
+    if (c->ext == 0 || c->corr != corr) return 0;
+    *ext = c->ext;
+    return 1;
+}
+
+static void operation(const op_t *op)
+{
+    prof_gpu_t *g = &nvtxcorr_prof_gpu;
+    if (op->end < op->start || op->start == 0) { /* cut short by a forced flush */
+        g->incomplete++;
+        return;
+    }
+    g->ops++;
+    g->ns += op->end - op->start;
+    add(&g->by_kernel[op->kernel_site], op->end - op->start);
+    uint64_t ext;
+    if (lookup(op->corr, &ext))
+        attribute(op, ext);
+    else if (npending < PENDING_MAX)
+        pending[npending++] = *op;
+    else
+        attribute(op, 0);
+}
+
+static uint32_t op_site(uint32_t *cached, const char *what)
+{
+    if (*cached == PROF_NO_LABEL) {
+        const nvtxcorr_profile_site_t *s = nvtxcorr_prof_op_site(what);
+        *cached = s ? s->id : 0;
+    }
+    return *cached;
+}
+
+void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
+{
+    pthread_mutex_lock(&gpu_lock);
+    nvtxcorr_prof_gpu.dropped += dropped;
+}
+
+void nvtxcorr_prof_gpu_record(const void *record)
+{
+#ifdef NVTXCORR_HAVE_CUPTI
+    const CUpti_Activity *a = record;
+    op_t op = {0};
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *e = record;
+        if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || e->externalId == 0)
+            return;
+        corr_map[e->correlationId % CORR_SLOTS] = (corr_slot_t){e->correlationId, e->externalId};
+        return;
+    }
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = record;
+        op = (op_t){k->correlationId, site_for_name(k->name ? k->name : "unknown_kernel"),
+                    k->deviceId,      k->streamId,
+                    k->start,         k->end,
+                    k->graphId != 0};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = record;
+        if (m->graphId == 0) return; /* only graph nodes: other copies are not launches */
+        op = (op_t){m->correlationId,
+                    op_site(&memcpy_site, "[memcpy]"),
+                    m->deviceId,
+                    m->streamId,
+                    m->start,
+                    m->end,
+                    1};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = record;
+        if (m->graphId == 0) return;
+        op = (op_t){m->correlationId,
+                    op_site(&memset_site, "[memset]"),
+                    m->deviceId,
+                    m->streamId,
+                    m->start,
+                    m->end,
+                    1};
+        break;
+    }
+    default:
+        return;
+    }
+    nvtxcorr_prof_gpu.records++;
+    operation(&op);
+#else
+    (void)record;
+#endif
+}
+
+/* Kernels that arrived before their correlation: matched now if it has come. */
+static void retry_pending(int final)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < npending; i++) {
+        uint64_t ext;
+        if (lookup(pending[i].corr, &ext))
+            attribute(&pending[i], ext);
+        else if (final)
+            attribute(&pending[i], 0);
+        else
+            pending[keep++] = pending[i];
+    }
+    npending = keep;
+}
+
+void nvtxcorr_prof_gpu_end_buffer(void)
+{
+    retry_pending(0);
+    pthread_mutex_unlock(&gpu_lock);
+}
+
+/* Before the summary: what is still open counts now. From a signal handler the lock is only
+ * tried (the thread interrupted may hold it); without it the numbers are read as they are. */
+int nvtxcorr_prof_gpu_finish(int from_signal)
+{
+    int locked =
+        from_signal ? pthread_mutex_trylock(&gpu_lock) == 0 : pthread_mutex_lock(&gpu_lock) == 0;
+    if (!locked || from_signal) return locked; /* the flush helper settled them (cupti.c) */
+    retry_pending(1);
+    for (int i = 0; i < OPEN_REPLAYS; i++)
+        if (open_replays[i].ext) {
+            replay_done(&open_replays[i]);
+            open_replays[i].ext = 0;
+        }
+    return 1;
+}
+
+void nvtxcorr_prof_gpu_finished(int locked)
+{
+    if (locked) pthread_mutex_unlock(&gpu_lock);
+}

@@ -1,0 +1,421 @@
+/*
+ * Fake CUPTI (libfake_cupti.so): the part of the activity API that nvtxcorr's profile mode
+ * uses, written from the toolkit's cupti_activity.h, turning the fake driver's launches into
+ * activity records. Load it with NVTXCORR_CUPTI_LIBRARY=<build>/fakes/libfake_cupti.so.
+ *
+ * It finds the fake driver's side channel (fakecuda_set_activity_hook in libcuda.so.1) when
+ * the client registers its buffer callbacks. From then on every launch that runs produces,
+ * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
+ * has a CUSTOM0 external id pushed (only with DRIVER records on: CUPTI emits it before an API
+ * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
+ * per memset node of a graph), all with one new correlation id. Durations are deterministic:
+ * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
+ * each other on one GPU timeline that starts no earlier than the launch.
+ *
+ * Environment (read at the first call):
+ *   FAKECUPTI_REFUSE=1          cuptiActivityEnable returns
+ *                               CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED (as under nsys)
+ *   FAKECUPTI_BUFFER_RECORDS=n  complete a buffer after n records (default: when full)
+ *   FAKECUPTI_DROP_EVERY=n      drop every n-th kernel record; cuptiActivityGetNumDroppedRecords
+ *                               reports them
+ *   FAKECUPTI_ASYNC_MS=n        buffers are given back on a worker thread, n ms after they
+ *                               complete (a flush then returns before they are delivered)
+ *   FAKECUPTI_FAIL_FLUSH=1      cuptiActivityFlushAll returns CUPTI_ERROR_UNKNOWN, delivering
+ *                               nothing
+ *   FAKECUPTI_KERNELS_FIRST=1   a launch's kernel records come before its API and external
+ *                               correlation records (with small buffers: in earlier buffers)
+ * A forked child records nothing (CUPTI does not follow fork).
+ */
+#define _GNU_SOURCE
+#include <cupti.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fakecuda.h"
+
+#define FC_API __attribute__((visibility("default")))
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static CUpti_BuffersCallbackRequestFunc requested;
+static CUpti_BuffersCallbackCompleteFunc completed;
+static CUpti_TimestampCallbackFunc timestamp_fn;
+static uint32_t enabled_kinds[64];
+static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, configured;
+static uint32_t next_correlation;
+static uint64_t gpu_clock, kernels_seen, dropped;
+
+/* The buffer being filled (under lock). */
+static uint8_t *buf;
+static size_t buf_size, buf_used, buf_records;
+
+/* Completed buffers waiting for the worker (FAKECUPTI_ASYNC_MS). */
+typedef struct done {
+    struct done *next;
+    uint8_t *buf;
+    size_t size, used;
+    uint64_t due_ns;
+} done_t;
+static done_t *queue_head, **queue_tail = &queue_head;
+static int worker_started;
+
+static __thread uint64_t ext_stack[16] __attribute__((tls_model("initial-exec")));
+static __thread int ext_depth __attribute__((tls_model("initial-exec")));
+static uint32_t pid;
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t now_ns(void)
+{
+    return timestamp_fn ? timestamp_fn() : mono_ns();
+}
+
+static int env_int(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? atoi(v) : 0;
+}
+
+static void after_fork_in_child(void)
+{
+    pid = (uint32_t)getpid();
+    pthread_mutex_init(&lock, NULL);
+    pthread_cond_init(&wake, NULL);
+    memset(enabled_kinds, 0, sizeof enabled_kinds);
+    buf = NULL;
+    queue_head = NULL, queue_tail = &queue_head;
+    worker_started = 0;
+}
+
+static void configure(void)
+{
+    if (configured) return;
+    configured = 1;
+    refuse = env_int("FAKECUPTI_REFUSE");
+    buffer_records = env_int("FAKECUPTI_BUFFER_RECORDS");
+    drop_every = env_int("FAKECUPTI_DROP_EVERY");
+    async_ms = env_int("FAKECUPTI_ASYNC_MS");
+    fail_flush = env_int("FAKECUPTI_FAIL_FLUSH");
+    kernels_first = env_int("FAKECUPTI_KERNELS_FIRST");
+    pid = (uint32_t)getpid();
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+}
+
+static size_t record_size(CUpti_ActivityKind kind)
+{
+    switch (kind) {
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+        return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION:
+        return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_MEMSET:
+        return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_DRIVER:
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+        return sizeof(CUpti_ActivityAPI);
+    default:
+        return 0;
+    }
+}
+
+/* ---- delivery ---- */
+static void *worker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (queue_head == NULL)
+            pthread_cond_wait(&wake, &lock);
+        done_t *d = queue_head;
+        if ((queue_head = d->next) == NULL) queue_tail = &queue_head;
+        pthread_mutex_unlock(&lock);
+        uint64_t now = mono_ns();
+        if (d->due_ns > now) {
+            struct timespec ts = {(time_t)((d->due_ns - now) / 1000000000ull),
+                                  (long)((d->due_ns - now) % 1000000000ull)};
+            nanosleep(&ts, NULL);
+        }
+        completed(NULL, 0, d->buf, d->size, d->used);
+        free(d);
+        pthread_mutex_lock(&lock);
+    }
+    return NULL;
+}
+
+/* Hands the current buffer back; called with the lock held, which it releases for the
+ * client's callback when delivering on this thread. */
+static void complete_locked(void)
+{
+    if (buf == NULL) return;
+    uint8_t *b = buf;
+    size_t size = buf_size, used = buf_used;
+    buf = NULL;
+    if (async_ms > 0) {
+        done_t *d = malloc(sizeof *d);
+        if (d == NULL) return;
+        *d = (done_t){NULL, b, size, used, mono_ns() + (uint64_t)async_ms * 1000000ull};
+        *queue_tail = d, queue_tail = &d->next;
+        if (!worker_started) {
+            pthread_t t;
+            pthread_attr_t attr;
+            pthread_attr_init(&attr);
+            pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+            worker_started = pthread_create(&t, &attr, worker, NULL) == 0;
+        }
+        pthread_cond_signal(&wake);
+        return;
+    }
+    pthread_mutex_unlock(&lock);
+    completed(NULL, 0, b, size, used);
+    pthread_mutex_lock(&lock);
+}
+
+/* Room for one record of `size` bytes, asking the client for a buffer when needed. */
+static void *room_locked(size_t size)
+{
+    /* The lock is released around the client's callbacks, so another thread may complete or
+     * install a buffer meanwhile: look again after each. */
+    for (;;) {
+        if (buf != NULL && (buf_used + size > buf_size ||
+                            (buffer_records > 0 && buf_records >= (size_t)buffer_records))) {
+            complete_locked();
+            continue;
+        }
+        if (buf != NULL) break;
+        uint8_t *b = NULL;
+        size_t s = 0, max = 0;
+        pthread_mutex_unlock(&lock);
+        requested(&b, &s, &max);
+        pthread_mutex_lock(&lock);
+        if (buf == NULL && b != NULL && s >= size) {
+            buf = b, buf_size = s, buf_used = 0, buf_records = 0;
+            break;
+        }
+        if (b != NULL) { /* not needed after all (or too small): given back empty */
+            pthread_mutex_unlock(&lock);
+            completed(NULL, 0, b, s, 0);
+            pthread_mutex_lock(&lock);
+        }
+        if (b == NULL || s < size) return NULL; /* the client gave none: the record is lost */
+    }
+    void *r = buf + buf_used;
+    memset(r, 0, size);
+    buf_used += size;
+    buf_records++;
+    return r;
+}
+
+static int enabled(CUpti_ActivityKind k)
+{
+    return (unsigned)k < 64 && enabled_kinds[k];
+}
+
+static uint32_t stream_id(const void *stream)
+{
+    return (uint32_t)(((uintptr_t)stream >> 4) % 1000 + 1);
+}
+
+/* The fake driver's report of one launch (fakecuda.h), on the launching thread. */
+static void api_records_locked(uint32_t corr, uint64_t launch)
+{
+    if (enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
+        CUpti_ActivityAPI *a = room_locked(sizeof *a);
+        if (a) {
+            a->kind = CUPTI_ACTIVITY_KIND_DRIVER;
+            a->start = launch, a->end = launch + 1;
+            a->processId = pid;
+            a->correlationId = corr;
+        }
+    }
+    /* As documented: an API record made inside an external region is preceded by the
+     * external correlation record, so without API records there is none. */
+    if (ext_depth > 0 && enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) &&
+        enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
+        CUpti_ActivityExternalCorrelation *e = room_locked(sizeof *e);
+        if (e) {
+            e->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+            e->externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+            e->externalId = ext_stack[ext_depth - 1];
+            e->correlationId = corr;
+        }
+    }
+}
+
+static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr, uint64_t launch)
+{
+    if (gpu_clock < launch) gpu_clock = launch;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t dur = ops[i].name ? 100 * strlen(ops[i].name) : 500;
+        uint64_t start = gpu_clock;
+        gpu_clock += dur;
+        if (ops[i].name == NULL) {
+            if (!enabled(CUPTI_ACTIVITY_KIND_MEMSET)) continue;
+            CUpti_ActivityMemset4 *m = room_locked(sizeof *m);
+            if (m == NULL) continue;
+            m->kind = CUPTI_ACTIVITY_KIND_MEMSET;
+            m->start = start, m->end = start + dur;
+            m->streamId = stream_id(ops[i].stream);
+            m->correlationId = corr;
+            m->graphId = ops[i].graph_id, m->graphNodeId = ops[i].node_id;
+            continue;
+        }
+        if (drop_every > 0 && ++kernels_seen % (uint64_t)drop_every == 0) {
+            dropped++;
+            continue;
+        }
+        CUpti_ActivityKernel10 *k = room_locked(sizeof *k);
+        if (k == NULL) continue;
+        k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k->start = start, k->end = start + dur;
+        k->streamId = stream_id(ops[i].stream);
+        k->correlationId = corr;
+        k->name = ops[i].name; /* the fake driver keeps names for the process's life */
+        k->graphId = ops[i].graph_id, k->graphNodeId = ops[i].node_id;
+        k->gridX = k->gridY = k->gridZ = 1;
+    }
+}
+
+static void on_launch(const fakecuda_op_t *ops, size_t n)
+{
+    if (!enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
+    uint64_t launch = now_ns();
+    pthread_mutex_lock(&lock);
+    uint32_t corr = ++next_correlation;
+    if (kernels_first) { /* as when kernels land in an earlier buffer than their API record */
+        op_records_locked(ops, n, corr, launch);
+        api_records_locked(corr, launch);
+    } else {
+        api_records_locked(corr, launch);
+        op_records_locked(ops, n, corr, launch);
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+/* ---- the API ---- */
+FC_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
+                                                  CUpti_BuffersCallbackCompleteFunc done)
+{
+    configure();
+    if (req == NULL || done == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW);
+    void (*set_hook)(fakecuda_activity_fn) =
+        driver ? (void (*)(fakecuda_activity_fn))dlsym(driver, "fakecuda_set_activity_hook") : NULL;
+    if (set_hook == NULL) return CUPTI_ERROR_NOT_INITIALIZED; /* not the fake driver */
+    requested = req, completed = done;
+    set_hook(on_launch);
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc fn)
+{
+    timestamp_fn = fn;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiGetTimestamp(uint64_t *ts)
+{
+    if (ts == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    *ts = now_ns();
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    configure();
+    if (refuse) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    if ((unsigned)kind >= 64 || record_size(kind) == 0) return CUPTI_ERROR_NOT_COMPATIBLE;
+    enabled_kinds[kind] = 1;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    if ((unsigned)kind < 64) enabled_kinds[kind] = 0;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    if (fail_flush) return CUPTI_ERROR_UNKNOWN;
+    pthread_mutex_lock(&lock);
+    complete_locked();
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
+                                              CUpti_Activity **record)
+{
+    if (buffer == NULL || record == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    uint8_t *next = *record == NULL ? buffer : (uint8_t *)*record + record_size((*record)->kind);
+    if (next + sizeof(CUpti_Activity) > buffer + valid) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    *record = (CUpti_Activity *)next;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
+{
+    (void)ctx, (void)stream;
+    if (n == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    pthread_mutex_lock(&lock);
+    *n = dropped;
+    dropped = 0; /* reported once: the count since the last call */
+    pthread_mutex_unlock(&lock);
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                          uint64_t id)
+{
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (ext_depth == 16) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    ext_stack[ext_depth++] = id;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
+                                                         uint64_t *last)
+{
+    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (ext_depth == 0) return CUPTI_ERROR_QUEUE_EMPTY;
+    ext_depth--;
+    if (last) *last = ext_stack[ext_depth];
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiGetResultString(CUptiResult result, const char **str)
+{
+    if (str == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    switch (result) {
+    case CUPTI_SUCCESS:
+        *str = "CUPTI_SUCCESS";
+        break;
+    case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+        *str = "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED";
+        break;
+    case CUPTI_ERROR_NOT_INITIALIZED:
+        *str = "CUPTI_ERROR_NOT_INITIALIZED";
+        break;
+    default:
+        *str = "CUPTI_ERROR_UNKNOWN";
+        break;
+    }
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiGetLastError(void)
+{
+    return CUPTI_SUCCESS;
+}
