@@ -25,6 +25,12 @@ static int truthy(const char *v)
                  !strcasecmp(v, "yes"));
 }
 
+static int falsy(const char *v)
+{
+    return v && (!strcmp(v, "0") || !strcasecmp(v, "false") || !strcasecmp(v, "off") ||
+                 !strcasecmp(v, "no"));
+}
+
 static const char *nonempty(const char *v)
 {
     return v && *v ? v : NULL;
@@ -94,6 +100,9 @@ void nvtxcorr_config_read(void)
         else
             c.trace_max_mb = (unsigned)mb;
     }
+    if (falsy(v = secure_getenv(NVTXCORR_ENV_GPU))) c.gpu_off = v;
+    c.cupti_library = nonempty(secure_getenv(NVTXCORR_ENV_CUPTI_LIBRARY));
+    c.cuda_home = nonempty(secure_getenv("CUDA_HOME"));
     nvtxcorr_config = c;
 }
 

@@ -46,6 +46,9 @@ typedef struct nvtxcorr_config {
     const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
     const char *trace;         /* NVTXCORR_TRACE */
     unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
+    const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
+    const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
+    const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;

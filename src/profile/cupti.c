@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -332,11 +331,10 @@ static void warn_unavailable(void)
 void nvtxcorr_prof_gpu_start(void)
 {
     gpu_tried = 1;
-    const char *off = nvtxcorr_config_env("NVTXCORR_GPU");
+    const char *off = nvtxcorr_config.gpu_off;
     if (!nvtxcorr_config.profile) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "trace-only mode");
-    } else if (off && (!strcmp(off, "0") || !strcasecmp(off, "off") || !strcasecmp(off, "no") ||
-                       !strcasecmp(off, "false"))) {
+    } else if (off) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=%s", off);
     } else if (nvtxcorr_domain != NULL) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,

@@ -45,9 +45,9 @@ void *nvtxcorr_prof_cupti_open(char *tried, size_t size)
     char soname[32]; /* the major version of the headers built against: libcupti.so.13 */
     snprintf(soname, sizeof soname, "libcupti.so.%d", CUDA_VERSION / 1000);
     const char *const names[] = {"libcupti.so", soname};
-    const char *explicit = nvtxcorr_config_env("NVTXCORR_CUPTI_LIBRARY");
+    const char *explicit = nvtxcorr_config.cupti_library;
     if (explicit && *explicit) return try_open(NULL, explicit, tried, size);
-    const char *homes[] = {nvtxcorr_config_env("CUDA_HOME"), "/usr/local/cuda"};
+    const char *homes[] = {nvtxcorr_config.cuda_home, "/usr/local/cuda"};
     for (size_t i = 0; i < 2; i++) {
         if (homes[i] == NULL || !*homes[i]) continue;
         for (int sub = 0; sub < 2; sub++) {
