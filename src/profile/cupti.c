@@ -8,12 +8,13 @@
  * soname (cupti_load.c). NVTXCORR_GPU=0 turns it off.
  *
  * Correlation: around each launch it wraps, nvtxcorr pushes an external correlation id
- * (CUSTOM0) that carries the launch's site id and a per-thread sequence number, and pops it
- * after the call. CUPTI then emits one EXTERNAL_CORRELATION record per API record made under
- * it, mapping its own correlation id to ours; kernels, memcpys and memsets carry CUPTI's
- * correlation id. So no table is kept on the launch path: two calls into CUPTI per launch.
- * External correlation records are emitted for driver and runtime API records, so both API
- * kinds are enabled too (one record per CUDA API call; gpu.c only reads their correlation).
+ * (CUSTOM2: Kineto, PyTorch's profiler, uses CUSTOM0 and CUSTOM1) that carries the launch's site id
+ * and a per-thread sequence number, and pops it after the call. CUPTI then emits one
+ * EXTERNAL_CORRELATION record per API record made under it, mapping its own correlation id to ours;
+ * kernels, memcpys and memsets carry CUPTI's correlation id. So no table is kept on the launch
+ * path: two calls into CUPTI per launch. External correlation records are emitted for driver and
+ * runtime API records, so both API kinds are enabled too (one record per CUDA API call; gpu.c only
+ * reads their correlation).
  *
  * When CUPTI is missing or refuses (another subscriber, a driver it cannot attach to, any
  * error), the run goes on with the CPU-side summary: one warning per process, and the reason
@@ -62,8 +63,7 @@ static struct {
 #undef SLOT
 
 enum { BUFFER_BYTES = 1 << 20 };
-static _Atomic long outstanding; /* buffers handed to CUPTI and not yet given back */
-static uint64_t ts_offset;       /* CUPTI time - trace time, when CUPTI keeps its own clock */
+static uint64_t ts_offset; /* CUPTI time - trace time, when CUPTI keeps its own clock */
 
 static void note(const char *a, const char *b, const char *c)
 {
@@ -82,32 +82,77 @@ static const char *result_name(CUptiResult r)
 
 /* ---- buffers ----
  * A few given-back buffers are kept for the next request: a fresh 1 MiB buffer is an mmap,
- * 256 page faults and an munmap, a few hundred ns per launch at high launch rates. */
-enum { SPARE_BUFFERS = 4 };
+ * 256 page faults and an munmap, a few hundred ns per launch at high launch rates.
+ *
+ * Every buffer handed to CUPTI is listed in `lent`, with the flush generation it was lent in:
+ * - only a listed buffer is reused or freed, so a buffer of another CUPTI client that reaches
+ *   our completion callback (it registered before us) is read but never taken;
+ * - at most LENT_MAX are out at once (64 MiB): past that CUPTI gets no buffer and drops
+ *   records, which the summary reports, rather than memory growing without bound;
+ * - the exit flush waits only for buffers lent before it began, so other threads' API calls
+ *   during exit do not keep it waiting. */
+enum { SPARE_BUFFERS = 4, LENT_MAX = 64 };
 static uint8_t *spare[SPARE_BUFFERS];
+static struct {
+    uint8_t *buffer;
+    unsigned generation;
+} lent[LENT_MAX];
+static unsigned generation; /* under spare_lock */
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t cupti_pid; /* the process CUPTI was started in: a forked child lends nothing */
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
     uint8_t *b = NULL;
+    *buffer = NULL;
+    *size = 0;
+    *max_records = 0;
+    if (getpid() != cupti_pid) return; /* CUPTI's state survived a fork: give it nothing */
     pthread_mutex_lock(&spare_lock);
-    for (int i = 0; i < SPARE_BUFFERS && b == NULL; i++)
+    int slot = -1;
+    for (int i = 0; i < LENT_MAX && slot < 0; i++)
+        if (lent[i].buffer == NULL) slot = i;
+    for (int i = 0; i < SPARE_BUFFERS && b == NULL && slot >= 0; i++)
         if (spare[i]) b = spare[i], spare[i] = NULL;
+    if (b == NULL && slot >= 0) b = aligned_alloc(8, BUFFER_BYTES);
+    if (b) lent[slot].buffer = b, lent[slot].generation = generation;
     pthread_mutex_unlock(&spare_lock);
-    if (b == NULL) b = aligned_alloc(8, BUFFER_BYTES);
     *buffer = b;
     *size = b ? BUFFER_BYTES : 0;
-    *max_records = 0;
-    if (b) atomic_fetch_add(&outstanding, 1);
 }
 
+/* Takes a completed buffer back, if it is ours, and keeps or frees it. Another client's is
+ * left alone. */
 static void give_back(uint8_t *b)
 {
+    int ours = 0;
     pthread_mutex_lock(&spare_lock);
-    for (int i = 0; i < SPARE_BUFFERS && b; i++)
+    for (int i = 0; i < LENT_MAX && !ours; i++)
+        if (lent[i].buffer == b) lent[i].buffer = NULL, ours = 1;
+    for (int i = 0; i < SPARE_BUFFERS && b && ours; i++)
         if (spare[i] == NULL) spare[i] = b, b = NULL;
     pthread_mutex_unlock(&spare_lock);
-    free(b);
+    if (ours) free(b);
+}
+
+/* Starts a flush generation; returns it. */
+static unsigned next_generation(void)
+{
+    pthread_mutex_lock(&spare_lock);
+    unsigned g = generation++;
+    pthread_mutex_unlock(&spare_lock);
+    return g;
+}
+
+/* Whether a buffer lent in generation <= g is still out. */
+static int lent_before(unsigned g)
+{
+    int out = 0;
+    pthread_mutex_lock(&spare_lock);
+    for (int i = 0; i < LENT_MAX && !out; i++)
+        out = lent[i].buffer != NULL && (int)(lent[i].generation - g) <= 0;
+    pthread_mutex_unlock(&spare_lock);
+    return out;
 }
 
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
@@ -123,7 +168,6 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         nvtxcorr_prof_gpu_record(rec);
     nvtxcorr_prof_gpu_end_buffer();
     give_back(buffer);
-    atomic_fetch_sub(&outstanding, 1);
 }
 
 /* Activity timestamps on the trace's clock, so GPU events line up with launches. */
@@ -163,6 +207,7 @@ static int start_cupti(void)
     }
     CUPTI_FUNCTIONS(RESOLVE)
 #undef RESOLVE
+    cupti_pid = getpid();
     if (nvtxcorr_prof_gpu_init() != 0) {
         note("out of memory", NULL, NULL);
         return -1;
@@ -211,33 +256,43 @@ static int start_cupti(void)
     return 0;
 }
 
+/* Set once the exit flush began: later launches (atexit handlers, destructors) are counted
+ * on the CPU side only and never call into CUPTI, which may be finalising. */
+static _Atomic int closed;
+
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
 {
+    if (atomic_load_explicit(&closed, memory_order_relaxed)) {
+        pl->ext = 0;
+        return;
+    }
     uint64_t seq = ext_seq;
     if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(syscall(SYS_gettid) & 0xffff) << 32;
     ext_seq = ++seq;
     pl->ext = (uint64_t)(site + 1) << 48 | (seq & 0xffffffffffffull);
-    if (api.cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                                                   pl->ext) != CUPTI_SUCCESS)
+    if (api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext) !=
+        CUPTI_SUCCESS)
         pl->ext = 0;
 }
 
 void nvtxcorr_prof_gpu_pop(void)
 {
-    api.cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
+    api.cuptiActivityPopExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, NULL);
 }
 
 /* Every record CUPTI holds, delivered before the summary is written. The buffers may be
  * given back on CUPTI's own thread after the flush returns: wait for them, a bounded time. */
 static void flush_and_wait(void)
 {
+    atomic_store(&closed, 1);
+    unsigned g = next_generation(); /* wait for what was lent before now, not after */
     api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (int i = 0; i < 400 && atomic_load(&outstanding) > 0; i++) {
+    for (int i = 0; i < 400 && lent_before(g); i++) {
         struct timespec ts = {0, 5 * 1000 * 1000}; /* 2 s in all */
         nanosleep(&ts, NULL);
         if (i % 20 == 19) api.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     }
-    if (atomic_load(&outstanding) > 0)
+    if (lent_before(g))
         nvtxcorr_prof_gpu_set_partial("CUPTI did not give back every buffer within 2 s");
 }
 

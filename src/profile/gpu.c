@@ -259,8 +259,7 @@ void nvtxcorr_prof_gpu_record(const void *record)
     switch (a->kind) {
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const CUpti_ActivityExternalCorrelation *e = record;
-        if (e->externalKind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0 || e->externalId == 0)
-            return;
+        if (e->externalKind != NVTXCORR_CUPTI_EXTERNAL_KIND || e->externalId == 0) return;
         corr_map[e->correlationId % CORR_SLOTS] = (corr_slot_t){e->correlationId, e->externalId};
         return;
     }

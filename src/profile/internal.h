@@ -38,6 +38,10 @@ typedef struct prof_record {
 
 /* Distinct (kernel name, label) pairs and graph labels. Beyond this the rest are counted
  * under one "[other]" site (id 0), so memory stays bounded whatever the program does. */
+/* The external correlation kind nvtxcorr pushes around a launch (cupti.c, gpu.c): CUSTOM2,
+ * since PyTorch's profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
+#define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
+
 enum { PROF_MAX_SITES = 32768, PROF_CHUNK = 32, PROF_NO_LABEL = 0xffffffffu };
 
 struct nvtxcorr_profile_site {

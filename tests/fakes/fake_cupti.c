@@ -6,7 +6,7 @@
  * It finds the fake driver's side channel (fakecuda_set_activity_hook in libcuda.so.1) when
  * the client registers its buffer callbacks. From then on every launch that runs produces,
  * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
- * has a CUSTOM0 external id pushed (only with DRIVER records on: CUPTI emits it before an API
+ * has an external id pushed (only with DRIVER records on: CUPTI emits it before an API
  * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
  * per memset node of a graph), all with one new correlation id. Durations are deterministic:
  * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
@@ -65,6 +65,9 @@ static done_t *queue_head, **queue_tail = &queue_head;
 static int worker_started;
 
 static __thread uint64_t ext_stack[16] __attribute__((tls_model("initial-exec")));
+/* The kind of each pushed id: the record names the kind of the innermost one. */
+static __thread CUpti_ExternalCorrelationKind ext_kind[16]
+    __attribute__((tls_model("initial-exec")));
 static __thread int ext_depth __attribute__((tls_model("initial-exec")));
 static uint32_t pid;
 
@@ -245,7 +248,7 @@ static void api_records_locked(uint32_t corr, uint64_t launch)
         CUpti_ActivityExternalCorrelation *e = room_locked(sizeof *e);
         if (e) {
             e->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-            e->externalKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+            e->externalKind = ext_kind[ext_depth - 1];
             e->externalId = ext_stack[ext_depth - 1];
             e->correlationId = corr;
         }
@@ -379,8 +382,11 @@ FC_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 FC_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                           uint64_t id)
 {
-    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (kind <= CUPTI_EXTERNAL_CORRELATION_KIND_INVALID ||
+        kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
     if (ext_depth == 16) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    ext_kind[ext_depth] = kind;
     ext_stack[ext_depth++] = id;
     return CUPTI_SUCCESS;
 }
@@ -388,8 +394,7 @@ FC_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelat
 FC_API CUptiResult cuptiActivityPopExternalCorrelationId(CUpti_ExternalCorrelationKind kind,
                                                          uint64_t *last)
 {
-    if (kind != CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0) return CUPTI_ERROR_INVALID_PARAMETER;
-    if (ext_depth == 0) return CUPTI_ERROR_QUEUE_EMPTY;
+    if (ext_depth == 0 || ext_kind[ext_depth - 1] != kind) return CUPTI_ERROR_QUEUE_EMPTY;
     ext_depth--;
     if (last) *last = ext_stack[ext_depth];
     return CUPTI_SUCCESS;
