@@ -34,9 +34,16 @@
 
 #include "internal.h"
 
-int nvtxcorr_prof_gpu_on;
+_Atomic int nvtxcorr_prof_gpu_on;
 char nvtxcorr_prof_gpu_note[512];
 static int gpu_tried, warn_at_launch;
+/* CUPTI starts at the first launch, not at initialisation: initialisation can run inside
+ * cudart's own start-up (its cuGetProcAddress calls) or a library constructor, where enabling
+ * CUPTI (threads, driver calls, callbacks into the runtime) could deadlock. `start_pending`
+ * is set at initialisation; the first launching thread to claim `start_claimed` starts it,
+ * and launches on other threads meanwhile wait for it, a bounded time. */
+static _Atomic int start_pending;
+static _Atomic int start_claimed;
 static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
 
 #ifdef NVTXCORR_HAVE_CUPTI
@@ -394,19 +401,51 @@ void nvtxcorr_prof_gpu_start(void)
     } else if (nvtxcorr_domain != NULL) {
         snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
                  "an NVTX tool is attached (Nsight owns CUPTI)");
-    } else if (nvtxcorr_prof_on_start_stack(start_cupti) == 0) {
+    } else {
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
+                 "no kernel or graph launch: CUPTI was not started");
+        start_pending = 1;
+        nvtxcorr_prof_gpu_on = 2; /* the first launch starts it */
+    }
+}
+
+/* At the first launch: CUPTI's start, by one thread. Never while a stream capture is open
+ * (anywhere: in the global capture mode a call CUPTI makes on this thread would invalidate
+ * another thread's capture); a later launch tries again. */
+static void start_at_launch(void)
+{
+    if (atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)) return;
+    if (atomic_exchange(&start_claimed, 1)) {
+        /* Another thread is starting it: wait for it, a bounded time (2 s; libcupti is large
+         * to load), so that launches made meanwhile are measured too. Bounded, so a starter
+         * that needs something this thread holds delays it once instead of deadlocking. */
+        for (int i = 0; i < 20000 && atomic_load(&start_pending); i++) {
+            struct timespec ts = {0, 100 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        return;
+    }
+    if (nvtxcorr_prof_on_start_stack(start_cupti) == 0) {
         nvtxcorr_prof_gpu_note[0] = 0;
+        nvtxcorr_prof_exit_gpu_started();
         nvtxcorr_prof_gpu_on = 1;
     } else {
+        nvtxcorr_prof_gpu_on = 0;
         warn_unavailable();
     }
+    start_pending = 0;
 }
 
 /* A forked child: CUPTI's worker threads and buffers stayed in the parent. */
 void nvtxcorr_prof_gpu_after_fork(void)
 {
     if (!gpu_tried) return;
-    int was_on = nvtxcorr_prof_gpu_on;
+    if (start_pending && !atomic_load(&start_claimed)) return; /* the child's launch starts it */
+    if (start_pending) /* the parent's start was under way: not in this process */
+        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
+                 "forked child: CUPTI was starting in the parent");
+    start_pending = 0;
+    int was_on = nvtxcorr_prof_gpu_on == 1;
 #ifdef NVTXCORR_HAVE_CUPTI
     pthread_mutex_init(&spare_lock, NULL);
 #endif
@@ -422,9 +461,14 @@ void nvtxcorr_prof_gpu_after_fork(void)
     nvtxcorr_prof_gpu_on = warn_at_launch ? 2 : 0;
 }
 
-/* The first launch of a forked child (thread attach path). */
+/* A launch while nvtxcorr_prof_gpu_on is 2: CUPTI still to start, or a forked child that has
+ * not yet said it has no GPU time. */
 void nvtxcorr_prof_gpu_first_launch(void)
 {
+    if (start_pending) {
+        start_at_launch();
+        return;
+    }
     nvtxcorr_prof_gpu_on = 0;
     if (warn_at_launch) {
         warn_at_launch = 0;

@@ -142,6 +142,10 @@ void nvtxcorr_prof_exit_init(void)
         if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
             old.sa_handler == SIG_DFL)
             sigaction(sigs[i], &ours, NULL);
-    if (nvtxcorr_prof_gpu_on == 1) atexit(gpu_at_exit);
     atomic_store(&started, 1);
+}
+
+void nvtxcorr_prof_exit_gpu_started(void)
+{
+    atexit(gpu_at_exit); /* after libcupti's load, so it runs before libcupti is finalised */
 }

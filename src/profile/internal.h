@@ -163,6 +163,8 @@ void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
 extern _Atomic int nvtxcorr_prof_tracing;
 void nvtxcorr_prof_exit_init(void);
+/* CUPTI has started (libcupti just loaded): its flush runs from an atexit handler. */
+void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
 
 /* ---- GPU time (cupti.c: CUPTI, loaded at run time; gpu.c: its records, aggregated;
@@ -181,9 +183,10 @@ typedef struct prof_gpu {
     uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
 } prof_gpu_t;
 extern prof_gpu_t nvtxcorr_prof_gpu;
-/* 0 off, 1 collecting, 2 off in a forked child that has not yet said so (its first launch
- * warns). Written at start-up, before the mode is published, and in a forked child. */
-extern int nvtxcorr_prof_gpu_on;
+/* 0 off, 1 collecting, 2 until the next launch: CUPTI still to start (at the first launch),
+ * or off in a forked child that has not yet said so (its first launch warns). Set to 1 by
+ * the thread that started CUPTI, after everything the push needs is in place. */
+extern _Atomic int nvtxcorr_prof_gpu_on;
 extern char nvtxcorr_prof_gpu_note[512]; /* why there is no (or partial) GPU time */
 void nvtxcorr_prof_gpu_start(void);
 /* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to

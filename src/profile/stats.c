@@ -348,11 +348,12 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         }
     }
     pl->ext = 0;
-    int gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
-    if (gpu == 1 && s != NULL && !pl->capturing)
-        nvtxcorr_prof_gpu_push(pl, s->id);
-    else if (NVTXCORR_UNLIKELY(gpu == 2))
+    int gpu = nvtxcorr_prof_gpu_on;    /* CUPTI: the launch's external correlation id */
+    if (NVTXCORR_UNLIKELY(gpu == 2)) { /* CUPTI starts here, so this launch is measured too */
         nvtxcorr_prof_gpu_first_launch();
+        gpu = nvtxcorr_prof_gpu_on;
+    }
+    if (gpu == 1 && s != NULL && !pl->capturing) nvtxcorr_prof_gpu_push(pl, s->id);
     pl->start = prof_now();
 }
 

@@ -156,6 +156,26 @@ def test_cupti_views_exact(env):
 
 
 @scenario
+def test_cupti_starts_at_first_launch(env):
+    """CUPTI is loaded at the first launch, not when nvtxcorr initialises (there, inside
+    cudart's start-up or a constructor, enabling CUPTI could deadlock): after module loads and
+    look-ups it is not loaded yet, the first launch loads it and is measured itself; a process
+    that never launches never loads it and says why in gpu_time_note."""
+    run, sums, _ = gpu_run(env, [env.prog("scn_profile"), "cupti-late"])
+    check(run.rc == 0 and run.err == "", run.err)
+    check(run.out == "cupti before the first launch: not loaded\ncupti after it: loaded\n",
+          run.out)
+    d = one(sums)
+    check(d["gpu_time"] is True and view(d["labels"]) == {"add1": (1, ns("_Z4add1Pii"))},
+          f"{d['gpu_time']} {view(d['labels'])}")
+    run, sums, _ = gpu_run(env, [env.prog("scn_profile"), "nolaunch"])
+    check(run.rc == 0 and run.err == "", run.err)
+    d = one(sums)
+    check(d["gpu_time"] is False and "CUPTI was not started" in d["gpu_time_note"],
+          f"{d['gpu_time']} {d.get('gpu_time_note')}")
+
+
+@scenario
 def test_cupti_skip_rules(env):
     """Kernels whose rule says "-" (norm) are in kernels but in no label: the totals say how
     much each view leaves out, and the sums still meet."""

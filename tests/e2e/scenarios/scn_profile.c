@@ -9,10 +9,13 @@
  *   threads        8 threads: 4 launch and exit at once, then 4 more start (reusing their
  *                  records); thread i launches add1 (i+1)*10 times and flash i times
  *   nolaunch       loads a module and looks up a function, launches nothing
+ *   cupti-late     prints whether a libcupti is loaded after set-up (module load, function
+ *                  look-up, no launch yet), then launches add1 once and prints it again
  *   loop N         N launches of add1; prints peak_rss_kb
  *   exit-code N    add1 x1, then returns N */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -53,6 +56,17 @@ static void handler(int sig)
     handled = 1;
     static const char msg[] = "handler ran\n";
     write(STDOUT_FILENO, msg, sizeof msg - 1);
+}
+
+static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size, (void)data;
+    return strstr(info->dlpi_name, "cupti") != NULL;
+}
+
+static void print_cupti(const char *when)
+{
+    printf("cupti %s: %s\n", when, dl_iterate_phdr(find_cupti, NULL) ? "loaded" : "not loaded");
 }
 
 static void *worker(void *arg)
@@ -103,6 +117,10 @@ int main(int argc, char **argv)
             pthread_create(&t[i], NULL, worker, (void *)i);
         for (long i = 4; i < 8; i++)
             pthread_join(t[i], NULL);
+    } else if (!strcmp(mode, "cupti-late")) {
+        print_cupti("before the first launch");
+        launch(add1, 1);
+        print_cupti("after it");
     } else if (!strcmp(mode, "nolaunch")) {
         printf("no launch\n");
     } else if (!strcmp(mode, "loop")) {
