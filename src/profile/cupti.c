@@ -70,7 +70,7 @@ static struct {
 #undef SLOT
 
 enum { BUFFER_BYTES = 1 << 20 };
-static uint64_t ts_offset; /* CUPTI time - trace time, when CUPTI keeps its own clock */
+static uint64_t ts_offset; /* CUPTI time - trace time (mod 2^64), when CUPTI keeps its own clock */
 
 static void note(const char *a, const char *b, const char *c)
 {
@@ -185,7 +185,10 @@ static uint64_t CUPTIAPI timestamp_now(void)
 
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 {
-    return cupti_ns > ts_offset ? cupti_ns - ts_offset : 0;
+    /* Modulo 2^64, so an offset that wrapped (CUPTI's clock behind ours) still subtracts
+     * right; a time before the trace's origin comes out 0. */
+    uint64_t t = cupti_ns - ts_offset;
+    return t < (UINT64_C(1) << 63) ? t : 0;
 }
 
 static const CUpti_ActivityKind required[] = {
