@@ -57,6 +57,8 @@ typedef struct name_entry {
     char name[];
 } name_entry_t;
 static name_entry_t *names[NAME_BUCKETS];
+enum { NAMES_KEPT = 4 * PROF_MAX_SITES };
+static size_t name_count; /* entries in names, at most NAMES_KEPT */
 static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
 
 int nvtxcorr_prof_gpu_init(void)
@@ -132,6 +134,9 @@ static const name_entry_t *site_for_name_slow(const char *name)
     h %= NAME_BUCKETS;
     for (name_entry_t *e = names[h]; e; e = e->next)
         if (!strcmp(e->name, name)) return e;
+    /* Bounded whatever the program does: past NAMES_KEPT distinct names (the site table holds
+     * fewer), a new name counts under [other] (site 0) without being kept. */
+    if (name_count >= NAMES_KEPT) return NULL;
     /* Demangling and matching are deep, and CUPTI may give a buffer back on a program thread
      * with a small stack: on the slow-path stack, as a launch's first sight of a kernel. */
     site_job_t job = {name, NULL};
@@ -144,6 +149,7 @@ static const name_entry_t *site_for_name_slow(const char *name)
     memcpy(e->name, name, len + 1);
     e->next = names[h];
     names[h] = e;
+    name_count++;
     return e;
 }
 
