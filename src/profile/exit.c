@@ -14,20 +14,26 @@
  * (own integer and string formatting into static buffers, write(2)), the records are read
  * with relaxed atomic loads and no lock is taken, the paths were expanded beforehand, and the
  * system calls used (open, write, close, read of /proc/self/cmdline, uname, sigaction,
- * raise, clock_gettime) are on POSIX's async-signal-safe list. A second signal arriving while
- * the first is being handled is blocked until the process ends; a signal that arrives while
- * the normal exit path is writing ends the process without a second summary. */
+ * raise, clock_gettime, nanosleep) are on POSIX's async-signal-safe list. A second signal
+ * arriving on the same thread while the first is being handled is blocked until the process
+ * ends. A signal that arrives on another thread while the summary is being written (by the
+ * first signal's handler, or the normal exit path) waits for it, a bounded 5 s, and then ends
+ * the process without a second summary: the file is whole. */
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
 
 prof_process_t nvtxcorr_prof_process;
 static _Atomic int started, finished, gpu_flushed;
+static _Atomic int written; /* finish() is done */
+static _Atomic long writer; /* the thread running finish() */
 
 int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
 {
@@ -83,6 +89,8 @@ void nvtxcorr_prof_process_reset(void)
                   sizeof nvtxcorr_prof_process.trace_path);
     atomic_store(&finished, 0);
     atomic_store(&gpu_flushed, 0);
+    atomic_store(&written, 0);
+    atomic_store(&writer, 0);
 }
 
 /* GPU time: CUPTI's buffers are flushed before anything is written, and held (the lock of
@@ -104,12 +112,14 @@ static void finish(int from_signal)
 {
     if (!atomic_load(&started) || atomic_exchange(&finished, 1)) return;
     int saved = errno;
+    atomic_store(&writer, syscall(SYS_gettid));
     flush_gpu(from_signal);
     int locked = nvtxcorr_prof_gpu_on == 1 ? nvtxcorr_prof_gpu_finish(from_signal) : 0;
     nvtxcorr_prof_trace_finish(from_signal);
     if (nvtxcorr_config.profile && nvtxcorr_prof_process.profile_path[0])
         nvtxcorr_prof_summary_write();
     nvtxcorr_prof_gpu_finished(locked);
+    atomic_store(&written, 1);
     errno = saved;
 }
 
@@ -121,6 +131,16 @@ __attribute__((destructor)) static void at_process_exit(void)
 static void on_signal(int sig)
 {
     finish(1);
+    /* Another thread is writing the summary: let it finish (unless it is this thread, which
+     * this handler interrupted), a bounded time. */
+    int saved = errno;
+    for (int i = 0; i < 1000 && atomic_load(&started) && !atomic_load(&written) &&
+                    atomic_load(&writer) != syscall(SYS_gettid);
+         i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    errno = saved;
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;

@@ -329,6 +329,19 @@ def test_cupti_sigterm(env):
 
 
 @scenario
+def test_cupti_second_signal(env):
+    """A second SIGTERM, on another thread, while the first one's handler waits for CUPTI's
+    late buffers: it waits for the summary instead of ending the process before it is
+    written; the process still dies of SIGTERM."""
+    run, sums, _ = gpu_run(env, [env.prog("scn_profile"), "signal-twice"],
+                           extra={"FAKECUPTI_ASYNC_MS": "300"})
+    check(run.rc == -signal.SIGTERM, f"rc {run.rc}: {run.err}")
+    d = one(sums)
+    check(d["gpu_time"] is True and view(d["labels"]) == {"add1": (5, 5 * ns("_Z4add1Pii"))},
+          f"{view(d['labels'])} {d['gpu_time_note']}")
+
+
+@scenario
 def test_cupti_trace(env):
     """GPU operations on one track per device and stream, named by kernel label; an arrow
     from each launch to every kernel it caused, graph nodes included."""

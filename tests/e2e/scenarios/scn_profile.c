@@ -6,6 +6,8 @@
  *   signal MODE    add1 x5, then SIGTERM to itself. MODE: default (no handler), before (own
  *                  handler installed before the first CUDA call), after (installed after the
  *                  first launch); the handler prints "handler ran" and the program returns 0
+ *   signal-twice   add1 x5, then SIGTERM to the main thread and, 50 ms later while the first
+ *                  is being handled, another SIGTERM to a second thread
  *   threads        8 threads: 4 launch and exit at once, then 4 more start (reusing their
  *                  records); thread i launches add1 (i+1)*10 times and flash i times
  *   nolaunch       loads a module and looks up a function, launches nothing
@@ -69,6 +71,15 @@ static void print_cupti(const char *when)
     printf("cupti %s: %s\n", when, dl_iterate_phdr(find_cupti, NULL) ? "loaded" : "not loaded");
 }
 
+static void *second_signal(void *arg)
+{
+    (void)arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    raise(SIGTERM); /* this thread's own: handled here, while main is still in its handler */
+    return NULL;
+}
+
 static void *worker(void *arg)
 {
     long i = (long)arg;
@@ -107,6 +118,12 @@ int main(int argc, char **argv)
         while (!handled)
             pause();
         printf("returned\n");
+    } else if (!strcmp(mode, "signal-twice")) {
+        launch(add1, 5);
+        pthread_t t;
+        pthread_create(&t, NULL, second_signal, NULL);
+        raise(SIGTERM);
+        pause();
     } else if (!strcmp(mode, "threads")) {
         pthread_t t[8];
         for (long i = 0; i < 4; i++)
