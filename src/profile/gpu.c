@@ -29,7 +29,11 @@ static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* CUPTI correlation id -> our external id, direct-mapped: ids are issued in order, so an entry
  * is only overwritten 64K API calls later, long after its kernels are normally delivered. */
-enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 4096, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
+/* PENDING_MAX: operations waiting for their correlation record. CUPTI may give back a buffer
+ * of kernel records before the buffer that holds their launches' API and correlation records
+ * (which fills more slowly): a graph of a thousand kernels replayed a few dozen times can wait
+ * at once. 64K entries (2.5 MiB, calloc'd: pages are touched only as entries are used). */
+enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
 typedef struct corr_slot {
     uint32_t corr;
     uint64_t ext;
