@@ -28,19 +28,52 @@ void nvtxcorr_on_slow_stack(void (*fn)(void *), void *arg)
 {
     fn(arg);
 }
+void nvtxcorr_on_fresh_stack(size_t size, void (*fn)(void *), void *arg)
+{
+    (void)size;
+    fn(arg);
+}
 #else
 
 /* Enough for the demangler on the longest name we pass it (1023 bytes: about 70 KiB), with
  * room for a signal handler that interrupts the slow path. */
-enum { SLOW_STACK_SIZE = 256 * 1024 };
+enum { SLOW_STACK_SIZE = 256 * 1024, GUARD = 64 * 1024 };
 
-typedef struct slow_stack {
+/* The control block of a call on another stack. It sits at the low end of the stack's
+ * mapping, and the stack grows down from the top towards it. */
+typedef struct stack_call {
     ucontext_t caller, callee;
     void (*fn)(void *);
     void *arg;
-} slow_stack_t;
+} stack_call_t;
 
-static __thread slow_stack_t *self __attribute__((tls_model("initial-exec")));
+static __thread stack_call_t *current __attribute__((tls_model("initial-exec")));
+
+static void trampoline(void)
+{
+    current->fn(current->arg);
+}
+
+/* Runs fn(arg) on the `size` bytes that start at c (control block included): 0, or -1 when
+ * the switch failed and fn did not run. */
+static int call_on(stack_call_t *c, size_t size, void (*fn)(void *), void *arg)
+{
+    if (getcontext(&c->callee) != 0) return -1;
+    c->callee.uc_stack.ss_sp = (char *)c + sizeof *c;
+    c->callee.uc_stack.ss_size = size - sizeof *c;
+    c->callee.uc_link = &c->caller;
+    c->fn = fn;
+    c->arg = arg;
+    makecontext(&c->callee, trampoline, 0);
+    stack_call_t *outer = current;
+    current = c;
+    int r = swapcontext(&c->caller, &c->callee);
+    current = outer;
+    return r == 0 ? 0 : -1;
+}
+
+/* ---- the per-thread slow-path stack ---- */
+static __thread stack_call_t *self __attribute__((tls_model("initial-exec")));
 static __thread int running __attribute__((tls_model("initial-exec")));
 static pthread_key_t key;
 static int have_key;
@@ -60,7 +93,7 @@ static void make_key(void)
     have_key = pthread_key_create(&key, unmap) == 0;
 }
 
-__attribute__((noinline)) static slow_stack_t *stack_of_this_thread(void)
+__attribute__((noinline)) static stack_call_t *stack_of_this_thread(void)
 {
     if (self) return self;
     pthread_once(&key_once, make_key);
@@ -75,28 +108,30 @@ __attribute__((noinline)) static slow_stack_t *stack_of_this_thread(void)
     return self = p;
 }
 
-static void trampoline(void)
-{
-    self->fn(self->arg);
-}
-
 void nvtxcorr_on_slow_stack(void (*fn)(void *), void *arg)
 {
-    slow_stack_t *s = running ? NULL : stack_of_this_thread();
-    if (s == NULL || getcontext(&s->callee) != 0) {
+    stack_call_t *s = running ? NULL : stack_of_this_thread();
+    if (s == NULL) {
         fn(arg);
         return;
     }
-    /* The control block sits at the low end of the mapping, the stack grows down from the
-     * top towards it. */
-    s->callee.uc_stack.ss_sp = (char *)s + sizeof *s;
-    s->callee.uc_stack.ss_size = SLOW_STACK_SIZE - sizeof *s;
-    s->callee.uc_link = &s->caller;
-    s->fn = fn;
-    s->arg = arg;
-    makecontext(&s->callee, trampoline, 0);
     running = 1;
-    if (swapcontext(&s->caller, &s->callee) != 0) fn(arg);
+    int r = call_on(s, SLOW_STACK_SIZE, fn, arg);
     running = 0;
+    if (r != 0) fn(arg);
+}
+
+/* ---- a one-off stack ---- */
+void nvtxcorr_on_fresh_stack(size_t size, void (*fn)(void *), void *arg)
+{
+    char *p = mmap(NULL, GUARD + size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+    if (p == MAP_FAILED) {
+        fn(arg);
+        return;
+    }
+    mprotect(p, GUARD, PROT_NONE); /* an overflow faults instead of writing below the mapping */
+    if (call_on((stack_call_t *)(p + GUARD), size, fn, arg) != 0) fn(arg);
+    munmap(p, GUARD + size);
 }
 #endif

@@ -412,6 +412,15 @@ void nvtxcorr_prof_gpu_start(void)
     }
 }
 
+/* CUPTI's start (dlopen of a 4 MB library and its constructors, the first activity enable,
+ * which sets up its profiling state) is deeper than a program thread's stack may be: it runs
+ * on a stack of its own, 8 MiB reserved (only the pages touched cost memory). */
+enum { START_STACK = 8 << 20 };
+static void start_cupti_here(void *result)
+{
+    *(int *)result = start_cupti();
+}
+
 /* At the first launch: CUPTI's start, by one thread. Never while a stream capture is open
  * (anywhere: in the global capture mode a call CUPTI makes on this thread would invalidate
  * another thread's capture); a later launch tries again. */
@@ -428,7 +437,9 @@ static void start_at_launch(void)
         }
         return;
     }
-    if (nvtxcorr_prof_on_start_stack(start_cupti) == 0) {
+    int r = -1;
+    nvtxcorr_on_fresh_stack(START_STACK, start_cupti_here, &r);
+    if (r == 0) {
         nvtxcorr_prof_gpu_note[0] = 0;
         nvtxcorr_prof_exit_gpu_started();
         nvtxcorr_prof_gpu_on = 1;

@@ -1,13 +1,10 @@
 /* Finding and starting libcupti for profile mode's GPU time (cupti.c drives it): where the
- * library is looked for, in the order docs/profile.md gives and `nvtxcorr doctor` follows, and
- * the stack CUPTI's start runs on. */
+ * library is looked for, in the order docs/profile.md gives and `nvtxcorr doctor` follows. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <ucontext.h>
 #include <unistd.h>
 
 #include <cuda.h>
@@ -78,50 +75,3 @@ void *nvtxcorr_prof_cupti_open(char *tried, size_t size)
     }
     return NULL;
 }
-
-/* CUPTI's start (dlopen of a 4 MB library and its constructors, the first activity enable,
- * which sets up its profiling state) is deeper than the slow-path stack it is called on was
- * sized for (256 KiB, slowstack.c). It runs on a stack of its own: 8 MiB reserved with
- * MAP_NORESERVE (only the pages touched cost memory), a guard page below, unmapped after.
- * ASan does not follow swapcontext: the sanitized build starts CUPTI where it is. */
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define NVTXCORR_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(NVTXCORR_ASAN)
-int nvtxcorr_prof_on_start_stack(int (*fn)(void))
-{
-    return fn();
-}
-#else
-enum { START_STACK = 8 << 20, GUARD = 64 << 10 };
-static ucontext_t start_caller, start_callee;
-static int (*start_fn)(void);
-static int start_result;
-
-static void start_trampoline(void)
-{
-    start_result = start_fn();
-}
-
-int nvtxcorr_prof_on_start_stack(int (*fn)(void))
-{
-    char *p = mmap(NULL, START_STACK, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-    if (p == MAP_FAILED) return fn();
-    mprotect(p, GUARD, PROT_NONE);
-    if (getcontext(&start_callee) != 0) {
-        munmap(p, START_STACK);
-        return fn();
-    }
-    start_callee.uc_stack.ss_sp = p + GUARD;
-    start_callee.uc_stack.ss_size = START_STACK - GUARD;
-    start_callee.uc_link = &start_caller;
-    makecontext(&start_callee, start_trampoline, 0);
-    start_fn = fn, start_result = -1;
-    int r = swapcontext(&start_caller, &start_callee) == 0 ? start_result : fn();
-    munmap(p, START_STACK);
-    return r;
-}
-#endif

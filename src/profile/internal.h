@@ -190,9 +190,8 @@ extern _Atomic int nvtxcorr_prof_gpu_on;
 extern char nvtxcorr_prof_gpu_note[512]; /* why there is no (or partial) GPU time */
 void nvtxcorr_prof_gpu_start(void);
 /* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to
- * `tried`), and a call of fn on a stack deep enough for CUPTI's start. */
+ * `tried`). */
 void *nvtxcorr_prof_cupti_open(char *tried, size_t size);
-int nvtxcorr_prof_on_start_stack(int (*fn)(void));
 void nvtxcorr_prof_gpu_after_fork(void);
 void nvtxcorr_prof_gpu_first_launch(void);
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
