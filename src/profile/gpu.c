@@ -246,20 +246,24 @@ static void operation(const op_t *op)
         attribute(op, 0);
 }
 
-static uint32_t op_site(uint32_t *cached, const char *what)
-{
-    if (*cached == PROF_NO_LABEL) {
-        const nvtxcorr_profile_site_t *s = nvtxcorr_prof_op_site(what);
-        *cached = s ? s->id : 0;
-    }
-    return *cached;
-}
-
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 {
     pthread_mutex_lock(&gpu_lock);
     nvtxcorr_prof_gpu.dropped += dropped;
 }
+
+#ifdef NVTXCORR_HAVE_CUPTI
+/* A graph node that is not a kernel: one site per kind ("[memcpy]", "[memset]"), found once. */
+static op_t node_op(uint32_t corr, uint32_t *site, const char *kind, uint32_t device,
+                    uint32_t stream, uint64_t start, uint64_t end)
+{
+    if (*site == PROF_NO_LABEL) {
+        const nvtxcorr_profile_site_t *s = nvtxcorr_prof_op_site(kind);
+        *site = s ? s->id : 0;
+    }
+    return (op_t){corr, *site, device, stream, start, end, 1};
+}
+#endif
 
 void nvtxcorr_prof_gpu_record(const void *record)
 {
@@ -282,28 +286,19 @@ void nvtxcorr_prof_gpu_record(const void *record)
                     k->graphId != 0};
         break;
     }
+    /* Copies and sets count only as graph nodes: outside a graph they are not launches. */
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = record;
-        if (m->graphId == 0) return; /* only graph nodes: other copies are not launches */
-        op = (op_t){m->correlationId,
-                    op_site(&memcpy_site, "[memcpy]"),
-                    m->deviceId,
-                    m->streamId,
-                    m->start,
-                    m->end,
-                    1};
+        if (m->graphId == 0) return;
+        op = node_op(m->correlationId, &memcpy_site, "[memcpy]", m->deviceId, m->streamId, m->start,
+                     m->end);
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = record;
         if (m->graphId == 0) return;
-        op = (op_t){m->correlationId,
-                    op_site(&memset_site, "[memset]"),
-                    m->deviceId,
-                    m->streamId,
-                    m->start,
-                    m->end,
-                    1};
+        op = node_op(m->correlationId, &memset_site, "[memset]", m->deviceId, m->streamId, m->start,
+                     m->end);
         break;
     }
     default:

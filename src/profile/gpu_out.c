@@ -96,17 +96,6 @@ static int before(uint32_t a, uint32_t b)
     if (label_gpu[a].ns != label_gpu[b].ns) return label_gpu[a].ns > label_gpu[b].ns;
     return a < b;
 }
-static void sift(size_t i, size_t n)
-{
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) return;
-        if (c + 1 < n && before(order[c], order[c + 1])) c++;
-        if (!before(order[i], order[c])) return;
-        uint32_t t = order[i];
-        order[i] = order[c], order[c] = t, i = c;
-    }
-}
 /* Labels with GPU operations in the by-kernel view, into `order`, most time first. */
 static uint32_t kernel_labels(uint32_t nsites)
 {
@@ -118,13 +107,7 @@ static uint32_t kernel_labels(uint32_t nsites)
         nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &label_gpu[i]);
         if (label_gpu[i].n) order[n++] = i;
     }
-    for (size_t i = n / 2; i-- > 0;)
-        sift(i, n);
-    for (size_t end = n; end-- > 1;) {
-        uint32_t t = order[0];
-        order[0] = order[end], order[end] = t;
-        sift(0, end);
-    }
+    nvtxcorr_prof_sort(order, n, before);
     return n;
 }
 
@@ -338,13 +321,7 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
     uint32_t n = 0;
     for (uint32_t i = 0; i < nlabels; i++)
         if (label_gpu[i].n) order[n++] = i;
-    for (size_t i = n / 2; i-- > 0;)
-        sift(i, n);
-    for (size_t end = n; end-- > 1;) {
-        uint32_t x = order[0];
-        order[0] = order[end], order[end] = x;
-        sift(0, end);
-    }
+    nvtxcorr_prof_sort(order, n, before);
     for (uint32_t i = 0; i < n; i++) {
         const prof_label_t *l =
             atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);

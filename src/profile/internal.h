@@ -141,6 +141,9 @@ size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */
 void nvtxcorr_prof_say(const char *level, ...);
 const char *nvtxcorr_prof_strerror(int err);
+/* Sorts v[0, n) so that before(v[i], v[i + 1]) or neither is before the other; no allocation,
+ * so the signal path may use it. */
+void nvtxcorr_prof_sort(uint32_t *v, size_t n, int (*before)(uint32_t a, uint32_t b));
 
 /* ---- process facts, captured at start and after fork ---- */
 typedef struct prof_process {

@@ -192,3 +192,27 @@ const char *nvtxcorr_prof_strerror(int err)
         return "cannot be created";
     }
 }
+
+/* Heapsort: qsort may allocate, and the summary is also written from a signal handler. */
+static void sift(uint32_t *v, size_t i, size_t n, int (*before)(uint32_t, uint32_t))
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n) return;
+        if (c + 1 < n && before(v[c], v[c + 1])) c++;
+        if (!before(v[i], v[c])) return;
+        uint32_t t = v[i];
+        v[i] = v[c], v[c] = t, i = c;
+    }
+}
+
+void nvtxcorr_prof_sort(uint32_t *v, size_t n, int (*before)(uint32_t a, uint32_t b))
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n, before);
+    for (size_t end = n; end-- > 1;) {
+        uint32_t t = v[0];
+        v[0] = v[end], v[end] = t;
+        sift(v, 0, end, before);
+    }
+}

@@ -119,7 +119,7 @@ static void aggregate_site(const nvtxcorr_profile_site_t *s, agg_t *a)
     finish_agg(a, NULL);
 }
 
-/* ---- ordering: by CPU time, then by name; heapsort (qsort may allocate) ---- */
+/* ---- ordering: by CPU time, then by name ---- */
 static const summary_t *sort_sums;
 static const char *sort_name(uint32_t i, int labels)
 {
@@ -135,27 +135,10 @@ static int before(uint32_t a, uint32_t b) /* a sorts before b */
     int d = strcmp(sort_name(a, sort_labels), sort_name(b, sort_labels));
     return d != 0 ? d < 0 : a < b;
 }
-static void sift(uint32_t *v, size_t i, size_t n)
-{
-    for (;;) {
-        size_t c = 2 * i + 1;
-        if (c >= n) return;
-        if (c + 1 < n && before(v[c], v[c + 1])) c++;
-        if (!before(v[i], v[c])) return;
-        uint32_t t = v[i];
-        v[i] = v[c], v[c] = t, i = c;
-    }
-}
 static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 {
     sort_sums = sums, sort_labels = labels;
-    for (size_t i = n / 2; i-- > 0;)
-        sift(v, i, n);
-    for (size_t end = n; end-- > 1;) {
-        uint32_t t = v[0];
-        v[0] = v[end], v[end] = t;
-        sift(v, 0, end);
-    }
+    nvtxcorr_prof_sort(v, n, before);
 }
 
 /* ---- the three formats ---- */
