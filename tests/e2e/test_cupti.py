@@ -299,6 +299,17 @@ def test_cupti_async_buffers_at_exit(env):
 
 
 @scenario
+def test_cupti_foreign_buffers(env):
+    """A buffer that another CUPTI client lent reaches nvtxcorr's completion callback (it
+    registered first): it is read but never reused or freed (the fake frees it and says so if
+    it is ever lent back; freeing it too would be a double free), and the views stay exact."""
+    run, sums, _ = gpu_run(env, [demo(env)], extra={"FAKECUPTI_FOREIGN": "1",
+                                                     "FAKECUPTI_BUFFER_RECORDS": "20"})
+    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    check_views(one(sums))
+
+
+@scenario
 def test_cupti_fork(env):
     """The parent keeps its GPU time; a forked child that launches reports none and says so
     once, itself."""

@@ -24,6 +24,10 @@
  *                               nothing
  *   FAKECUPTI_KERNELS_FIRST=1   a launch's kernel records come before its API and external
  *                               correlation records (with small buffers: in earlier buffers)
+ *   FAKECUPTI_FOREIGN=1         each completed buffer is followed by an empty one the client
+ *                               did not lend (as another CUPTI client's), freed by the fake
+ *                               after; if the client ever lends it back, stderr says
+ *                               "fake_cupti: foreign buffer lent back"
  * A forked child records nothing (CUPTI does not follow fork).
  */
 #define _GNU_SOURCE
@@ -46,7 +50,10 @@ static CUpti_BuffersCallbackRequestFunc requested;
 static CUpti_BuffersCallbackCompleteFunc completed;
 static CUpti_TimestampCallbackFunc timestamp_fn;
 static uint32_t enabled_kinds[64];
-static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, configured;
+static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, foreign,
+    configured;
+static uint8_t *foreign_seen[64]; /* foreign buffers completed so far (FAKECUPTI_FOREIGN) */
+static size_t foreign_count;
 static uint32_t next_correlation;
 static uint64_t gpu_clock, kernels_seen, dropped;
 
@@ -110,6 +117,7 @@ static void configure(void)
     async_ms = env_int("FAKECUPTI_ASYNC_MS");
     fail_flush = env_int("FAKECUPTI_FAIL_FLUSH");
     kernels_first = env_int("FAKECUPTI_KERNELS_FIRST");
+    foreign = env_int("FAKECUPTI_FOREIGN");
     pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
@@ -156,6 +164,20 @@ static void *worker(void *arg)
     return NULL;
 }
 
+/* FAKECUPTI_FOREIGN: another client's buffer reaching this client's callback, then freed by
+ * its owner. Its address is kept (not the memory) to catch it being lent back. */
+static void complete_foreign(void)
+{
+    uint8_t *b = malloc(4096);
+    if (b == NULL) return;
+    completed(NULL, 0, b, 4096, 0);
+    pthread_mutex_lock(&lock);
+    if (foreign_count < sizeof foreign_seen / sizeof *foreign_seen)
+        foreign_seen[foreign_count++] = b;
+    pthread_mutex_unlock(&lock);
+    free(b);
+}
+
 /* Hands the current buffer back; called with the lock held, which it releases for the
  * client's callback when delivering on this thread. */
 static void complete_locked(void)
@@ -181,6 +203,7 @@ static void complete_locked(void)
     }
     pthread_mutex_unlock(&lock);
     completed(NULL, 0, b, size, used);
+    if (foreign) complete_foreign();
     pthread_mutex_lock(&lock);
 }
 
@@ -201,6 +224,11 @@ static void *room_locked(size_t size)
         pthread_mutex_unlock(&lock);
         requested(&b, &s, &max);
         pthread_mutex_lock(&lock);
+        for (size_t i = 0; b != NULL && i < foreign_count; i++)
+            if (b == foreign_seen[i]) {
+                static const char msg[] = "fake_cupti: foreign buffer lent back\n";
+                write(2, msg, sizeof msg - 1);
+            }
         if (buf == NULL && b != NULL && s >= size) {
             buf = b, buf_size = s, buf_used = 0, buf_records = 0;
             break;
