@@ -68,12 +68,13 @@ int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
     return 0;
 }
 
-static void expand_or_say(const char *pattern, char *out, size_t size)
+/* A path too long after expansion is empty: the summary then goes to stderr at exit (as for
+ * every path that cannot be written), the trace is not recorded. */
+static void expand_or_say(const char *pattern, char *out, size_t size, const char *instead)
 {
     out[0] = 0;
     if (pattern && nvtxcorr_prof_expand(pattern, out, size) != 0) {
-        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; nothing written",
-                          NULL);
+        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead, NULL);
         out[0] = 0;
     }
 }
@@ -84,9 +85,10 @@ void nvtxcorr_prof_process_reset(void)
     nvtxcorr_prof_process.pid = (int)getpid();
     nvtxcorr_prof_process.start_ns = nvtxcorr_prof_realtime_ns();
     expand_or_say(nvtxcorr_config.profile, nvtxcorr_prof_process.profile_path,
-                  sizeof nvtxcorr_prof_process.profile_path);
+                  sizeof nvtxcorr_prof_process.profile_path,
+                  "summary printed to stderr instead (at exit)");
     expand_or_say(nvtxcorr_config.trace, nvtxcorr_prof_process.trace_path,
-                  sizeof nvtxcorr_prof_process.trace_path);
+                  sizeof nvtxcorr_prof_process.trace_path, "no trace recorded");
     atomic_store(&finished, 0);
     atomic_store(&gpu_flushed, 0);
     atomic_store(&written, 0);
@@ -116,8 +118,7 @@ static void finish(int from_signal)
     flush_gpu(from_signal);
     int locked = nvtxcorr_prof_gpu_on == 1 ? nvtxcorr_prof_gpu_finish(from_signal) : 0;
     nvtxcorr_prof_trace_finish(from_signal);
-    if (nvtxcorr_config.profile && nvtxcorr_prof_process.profile_path[0])
-        nvtxcorr_prof_summary_write();
+    if (nvtxcorr_config.profile) nvtxcorr_prof_summary_write();
     nvtxcorr_prof_gpu_finished(locked);
     atomic_store(&written, 1);
     errno = saved;

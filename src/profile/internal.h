@@ -123,10 +123,18 @@ uint64_t nvtxcorr_prof_realtime_ns(void);
  * no locale) ---- */
 typedef struct prof_out {
     int fd;
-    int failed;
+    int failed, err; /* err: the errno of the failure */
+    int owned;       /* fd is a file nvtxcorr opened: checked to be it before each write */
+    uint64_t dev, ino;
     size_t len;
     char buf[16384];
 } prof_out_t;
+/* Starts writing to fd; owned: a file nvtxcorr opened, which the program may close and
+ * replace (a daemon closing every descriptor): each write first checks that the descriptor
+ * still names that file (fstat's device and inode), and fails with EBADF otherwise. */
+void nvtxcorr_out_open(prof_out_t *o, int fd, int owned);
+/* Whether fd still names the file with this device and inode. */
+int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino);
 void nvtxcorr_out_flush(prof_out_t *o);
 void nvtxcorr_out_mem(prof_out_t *o, const char *s, size_t n);
 void nvtxcorr_out_str(prof_out_t *o, const char *s);
@@ -137,6 +145,12 @@ void nvtxcorr_out_csv(prof_out_t *o, const char *s);  /* a CSV field, quoted whe
  * (never more than `size`, no terminator). */
 size_t nvtxcorr_fmt_u64(char *buf, uint64_t v);
 size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
+/* The length of the well-formed UTF-8 character at s, or 0 when the byte there starts none. */
+size_t nvtxcorr_utf8_len(const char *s);
+/* s for a line of the text table: control characters and bytes that are not well-formed
+ * UTF-8 become '?', so a name cannot break a line or the columns (NUL-terminated, cut to
+ * fit size). */
+size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s);
 /* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */
 void nvtxcorr_prof_say(const char *level, ...);
