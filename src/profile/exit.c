@@ -116,7 +116,11 @@ static void finish(int from_signal)
     int saved = errno;
     atomic_store(&writer, syscall(SYS_gettid));
     flush_gpu(from_signal);
-    int locked = nvtxcorr_prof_gpu_on == 1 ? nvtxcorr_prof_gpu_finish(from_signal) : 0;
+    /* After an abandoned flush CUPTI's thread may be stuck delivering a buffer, under the
+     * lock: only tried then, as from a signal handler. */
+    int locked = nvtxcorr_prof_gpu_on == 1
+                     ? nvtxcorr_prof_gpu_finish(from_signal || nvtxcorr_prof_gpu_abandoned())
+                     : 0;
     nvtxcorr_prof_trace_finish(from_signal);
     if (nvtxcorr_config.profile) nvtxcorr_prof_summary_write();
     nvtxcorr_prof_gpu_finished(locked);

@@ -214,6 +214,9 @@ void nvtxcorr_prof_gpu_first_launch(void);
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
 void nvtxcorr_prof_gpu_pop(void);
 void nvtxcorr_prof_gpu_flush(int from_signal);
+/* A CUPTI call did not return within its bound (the start or the exit flush): the records
+ * CUPTI still holds are given up, and the summary is written without waiting for them. */
+int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
 void nvtxcorr_prof_gpu_reset(void);

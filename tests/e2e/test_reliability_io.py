@@ -256,3 +256,59 @@ def test_trace_padding_trimmed(env):
         check(padding == 0, f"{os.path.basename(prog)}: {padding} bytes of padding in "
               f"{len(text)} ({len(events)} events)")
         os.unlink(trace)
+
+
+def cupti_hang_run(env, tmp, name, args, hang, extra=None):
+    fake = os.path.join(env.fakes, "libfake_cupti.so")
+    if not os.path.exists(fake):
+        raise Skip("built without CUPTI headers: no fake CUPTI")
+    prof = os.path.join(tmp, f"{name}.json")
+    e = {"NVTXCORR_GPU": "1", "NVTXCORR_CUPTI_LIBRARY": fake, "FAKECUPTI_HANG": hang,
+         "NVTXCORR_PROFILE": prof, **(extra or {})}
+    try:
+        run = io_run(env, args, e, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{name}: FAKECUPTI_HANG={hang} hung the program (killed after "
+                             "60 s)") from None
+    check(os.path.exists(prof), f"{name}: no summary\n{run.err}")
+    return run, strict_json(prof)
+
+
+@scenario
+def test_cupti_hang_at_start(env):
+    """A cuptiActivityEnable (or cuptiActivityRegisterCallbacks) that never returns, at the
+    first launch: CUPTI's calls run on a thread of their own, waited for 5 s; the program then
+    launches on without GPU time and exits with its own status and output, and the summary
+    says why."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-io-")
+    run, d = cupti_hang_run(env, tmp, "enable", ["gpu", "50"], "enable")
+    check(run.rc == 5 and run.out == "done\n", f"rc {run.rc}, stdout {run.out!r}")
+    check(d["gpu_time"] is False and "did not start within 5 s" in d["gpu_time_note"] and
+          "abandoned" in d["gpu_time_note"], f"note {d['gpu_time_note']!r}")
+    check(d["totals"]["launches"] == 100, f"{d['totals']}")
+    check(len(re.findall(r"^nvtxcorr: warn: GPU time unavailable: CUPTI did not start",
+                         run.err, re.M)) == 1 and run.err.count("\n") == 1, run.err)
+
+
+@scenario
+def test_cupti_hang_at_exit(env):
+    """A cuptiActivityFlushAll that never returns, at exit (main returns) and on SIGTERM, and a
+    CUPTI whose buffer delivery never ends (cuptiActivityGetNumDroppedRecords stuck on its own
+    thread): the program ends in bounded time with its own status and output, the summary keeps
+    the GPU time delivered so far and says what was abandoned."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-io-")
+    small = {"FAKECUPTI_BUFFER_RECORDS": "10"}  # buffers complete during the run too
+    run, d = cupti_hang_run(env, tmp, "flush", ["gpu", "50"], "flush", small)
+    check(run.rc == 5 and run.out == "done\n" and run.err == "", f"rc {run.rc} {run.out!r} "
+          f"{run.err!r}")
+    note = d["gpu_time_note"] or ""
+    check(d["gpu_time"] is True and "cuptiActivityFlushAll did not return" in note and
+          "abandoned" in note, f"note {note!r}")
+    check(0 < d["totals"]["gpu_kernels"] <= 100 and d["totals"]["launches"] == 100, f"{d['totals']}")
+    run, d = cupti_hang_run(env, tmp, "term", ["term", "50"], "flush", small)
+    check(run.rc == -signal.SIGTERM, f"SIGTERM: rc {run.rc}")
+    check("could not be flushed within 3 s" in (d["gpu_time_note"] or ""), f"{d['gpu_time_note']}")
+    run, d = cupti_hang_run(env, tmp, "dropped", ["gpu", "50"], "dropped",
+                            {**small, "FAKECUPTI_ASYNC_MS": "1"})
+    check(run.rc == 5 and run.out == "done\n", f"rc {run.rc} {run.out!r}")
+    check("did not give back every buffer" in (d["gpu_time_note"] or ""), f"{d['gpu_time_note']}")

@@ -17,7 +17,8 @@
  *                      the main thread's first CUDA call is initialising nvtxcorr (run with a
  *                      slow NVTX tool); without nvtxcorr the process just ends by SIGTERM
  *   gpu N              N launches of add1 on the main thread and N on a second one; prints
- *                      "done" (stdout) before returning 5 */
+ *                      "done" (stdout) before returning 5
+ *   term N             N launches of add1, then SIGTERM to itself (no handler) */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <fcntl.h>
@@ -147,6 +148,11 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         printf("done\n");
         return 5;
+    } else if (!strcmp(mode, "term")) {
+        launch(add1, atol(argv[2]));
+        kill(getpid(), SIGTERM);
+        for (;;)
+            pause();
     }
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
