@@ -13,8 +13,10 @@
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
  * (own integer and string formatting into static buffers, write(2)), the records are read
  * with relaxed atomic loads and no lock is taken, the paths were expanded beforehand, and the
- * system calls used (open, write, close, read of /proc/self/cmdline, uname, sigaction,
- * raise, clock_gettime, nanosleep) are on POSIX's async-signal-safe list. A second signal
+ * system calls used (open, write, close, read of /proc/self/cmdline, fstat, lseek, fcntl,
+ * ftruncate, rename, unlink, uname, sigaction, pthread_sigmask, sigpending, raise,
+ * clock_gettime, nanosleep) are on POSIX's async-signal-safe list; sigtimedwait, after a write
+ * refused at the file-size limit, is not, but is a bare system call in glibc. A second signal
  * arriving on the same thread while the first is being handled is blocked until the process
  * ends. A signal that arrives on another thread while the summary is being written (by the
  * first signal's handler, or the normal exit path) waits for it, a bounded 5 s, and then ends

@@ -1,9 +1,11 @@
 /* The per-process summary, written once at exit (exit.c): per label and per kernel, the
  * launch counts and the CPU time spent inside launch calls. Format by the path's extension:
  * .json (the stable interface, docs/profile.md), .csv, anything else a text table sorted by
- * time. The file is created with O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or a symlink is
- * never overwritten or followed. When the file cannot be created the text table goes to
- * stderr instead, after one line saying why, so nothing is lost.
+ * time. The name is claimed with O_CREAT|O_EXCL|O_NOFOLLOW (an existing file or a symlink is
+ * never overwritten or followed), the summary written to a temporary name beside it and
+ * renamed over the claim when whole. When the file cannot be created, or a write fails (a
+ * full disk, the file-size limit, a descriptor the program closed), the part is removed and
+ * the text table goes to stderr instead, after one line saying why, so nothing is lost.
  *
  * Everything here may run in a signal handler: records are read with relaxed loads while
  * other threads may still be launching (a count read a moment early is fine), nothing is

@@ -6,8 +6,13 @@
  * written to the file (one write(2), O_APPEND) when it fills, when the thread exits and at
  * process exit. The file is JSON's array format, which trace viewers accept unterminated:
  * it starts "[" and a metadata event, and each event is written as ",\n{...}", so a file cut
- * short by SIGKILL is a valid prefix (append "]" to read it as strict JSON). NVTXCORR_TRACE_MAX_MB
- * caps the file; past it recording stops, with one warning.
+ * short by SIGKILL is a valid prefix (append "]" to read it as strict JSON). At a normal close
+ * the pages' blank padding is squeezed out and "]" appended. NVTXCORR_TRACE_MAX_MB caps the
+ * file; past it recording stops, with one warning. A failed write (ENOSPC, EFBIG) or a
+ * descriptor that is no longer the file created (the program closed it and may have reused
+ * the number) stops it too, said once: nothing is ever written to a descriptor that does not
+ * name our file, nor after the closing "]" (writes are made under one lock, which the close
+ * takes last).
  *
  * Each buffer has a tiny lock (`busy`) between its owner writing it out and the exit path
  * writing it out; the owner appends events without it, past `committed`, which only it moves
