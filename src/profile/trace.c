@@ -526,9 +526,9 @@ void nvtxcorr_prof_trace_finish(int from_signal)
     }
     int err = atomic_load(&stopped);
     if (atomic_load(&open_state) == 2 && err != EBADF && owned()) {
-        off_t size = squeeze();
+        off_t size = squeeze(); /* -1: left as it was (an append-only file), still whole */
         struct stat st;
-        if (size > 0) {
+        if (size != 0) {
             nvtxcorr_write_full(trace_fd, "\n]\n", 3);
         } else if (size == 0 && lstat(nvtxcorr_prof_process.trace_path, &st) == 0 &&
                    (uint64_t)st.st_dev == trace_dev && (uint64_t)st.st_ino == trace_ino) {
