@@ -147,9 +147,9 @@ size_t nvtxcorr_fmt_u64(char *buf, uint64_t v);
 size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
 /* The length of the well-formed UTF-8 character at s, or 0 when the byte there starts none. */
 size_t nvtxcorr_utf8_len(const char *s);
-/* s for a line of the text table: control characters and bytes that are not well-formed
- * UTF-8 become '?', so a name cannot break a line or the columns (NUL-terminated, cut to
- * fit size). */
+/* s for a line of the text table: control characters (C0, DEL, C1) and bytes that are not
+ * well-formed UTF-8 become '?', so a name cannot break a line or the columns (NUL-terminated, cut
+ * to fit size). */
 size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s);
 /* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */

@@ -192,9 +192,11 @@ size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s)
     size_t n = 0;
     while (*s && n + 4 < size) {
         size_t k = nvtxcorr_utf8_len(s);
-        if (k == 0 || (unsigned char)*s < 0x20 || *s == 0x7f) {
+        unsigned char c = (unsigned char)*s;
+        int control = c < 0x20 || c == 0x7f || (c == 0xC2 && (unsigned char)s[1] < 0xA0);
+        if (k == 0 || control) { /* C0, DEL, C1 (U+0080..U+009F): a terminal acts on those */
             buf[n++] = '?';
-            s++;
+            s += k ? k : 1;
             continue;
         }
         memcpy(buf + n, s, k);

@@ -11,8 +11,8 @@
  *   threads-term T     T threads launch without end; 50 ms later the main thread sends the
  *                      process SIGTERM (no handler: the default action ends it)
  *   names              loads a module whose kernel names are not all UTF-8 (bytes 0xff, a lone
- *                      continuation byte, an overlong '/', a UTF-16 surrogate, a control
- *                      character) and launches each twice
+ *                      continuation byte, an overlong '/', a UTF-16 surrogate, C0 and C1
+ *                      control characters) and launches each twice
  *   init-term          a second thread sends the process SIGTERM 100 ms after start, while
  *                      the main thread's first CUDA call is initialising nvtxcorr (run with a
  *                      slow NVTX tool); without nvtxcorr the process just ends by SIGTERM
@@ -77,11 +77,13 @@ static const char odd_image[] = "FAKEIMAGE\n"
                                 "overlong_\xc0\xaf_slash\n"
                                 "surrogate_\xed\xa0\x80_half\n"
                                 "control_\x01\x1b[31m_red\n"
-                                "fine_\xc3\xa9t\xc3\xa9_\xe2\x82\xac\n";
+                                "fine_\xc3\xa9t\xc3\xa9_\xe2\x82\xac\n"
+                                "c1_\xc2\x9b_csi\n";
 static const char *const odd_names[] = {
     "bad_\xff\xfe_kernel",      "lone_\x80_continuation",
     "overlong_\xc0\xaf_slash",  "surrogate_\xed\xa0\x80_half",
-    "control_\x01\x1b[31m_red", "fine_\xc3\xa9t\xc3\xa9_\xe2\x82\xac"};
+    "control_\x01\x1b[31m_red", "fine_\xc3\xa9t\xc3\xa9_\xe2\x82\xac",
+    "c1_\xc2\x9b_csi"};
 
 int main(int argc, char **argv)
 {
