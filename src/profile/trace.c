@@ -391,9 +391,10 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, 
         s->label_id != PROF_NO_LABEL
             ? atomic_load_explicit(&nvtxcorr_prof_labels[s->label_id], memory_order_acquire)->text
             : s->function;
+    /* Formatted here first and reserved at its length: the worst case (3,600 bytes, for names
+     * escaped six bytes a character) would leave most of each page blank. */
+    char p[3600];
     prof_thread_t *t;
-    char *p = reserve(&t, 3600);
-    if (p == NULL) return;
     size_t n = 0;
     PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"");
     n += nvtxcorr_fmt_json(p + n, 1000, label);
@@ -416,6 +417,9 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, 
         n += fmt_us(p + n, start_ns + dur_ns / 2);
         p[n++] = '}';
     }
+    char *room = reserve(&t, n);
+    if (room == NULL) return;
+    memcpy(room, p, n);
     commit(t, n);
 }
 
