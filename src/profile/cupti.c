@@ -281,14 +281,16 @@ static _Atomic int closed;
  * stack full): their GPU time cannot reach their label and counts as uncorrelated. Said
  * once, at the first, and in gpu_time_note with the count (nvtxcorr_prof_gpu_note_failures). */
 static _Atomic uint64_t push_failures;
-static char push_error[96];
+static char push_error[96]; /* the first failure's result, once push_error_set */
+static _Atomic int push_error_set;
 
 static void __attribute__((noinline, cold)) push_failed(CUptiResult r)
 {
     if (atomic_fetch_add_explicit(&push_failures, 1, memory_order_relaxed) != 0) return;
     snprintf(push_error, sizeof push_error, "%s", result_name(r));
+    atomic_store_explicit(&push_error_set, 1, memory_order_release);
     nvtxcorr_prof_say("warn", "GPU time partial: cuptiActivityPushExternalCorrelationId failed (",
-                      push_error, "): the GPU time of launches it fails for is in no launch label",
+                      push_error, "): the kernels of launches it fails for count as uncorrelated",
                       NULL);
 }
 
@@ -300,12 +302,13 @@ void nvtxcorr_prof_gpu_note_failures(void)
     /* Async-signal-safe (the summary may be written from a signal handler): no snprintf. */
     char count[24], *note = nvtxcorr_prof_gpu_note;
     count[nvtxcorr_fmt_u64(count, n)] = 0;
-    const char *parts[] = {note[0] ? "; " : "",
-                           "cuptiActivityPushExternalCorrelationId failed for ",
-                           count,
-                           n == 1 ? " launch (" : " launches (",
-                           push_error,
-                           "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
+    const char *parts[] = {
+        note[0] ? "; " : "",
+        "cuptiActivityPushExternalCorrelationId failed for ",
+        count,
+        n == 1 ? " launch (" : " launches (",
+        atomic_load_explicit(&push_error_set, memory_order_acquire) ? push_error : "CUPTI error",
+        "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
     size_t len = strlen(note), size = sizeof nvtxcorr_prof_gpu_note;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         for (const char *c = parts[i]; *c && len + 1 < size; c++)
