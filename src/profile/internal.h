@@ -119,6 +119,25 @@ static inline uint64_t prof_ticks_ns(uint64_t ticks)
 }
 uint64_t nvtxcorr_prof_realtime_ns(void);
 
+/* ---- nvtxcorr's own work inside a launch call ----
+ * CUPTI calls back into nvtxcorr on the launching thread, from inside the real call: a buffer
+ * request, a completed buffer (whose records nvtxcorr aggregates, naming and labelling kernels
+ * it has not seen). That time is nvtxcorr's, not the launch's: each callback adds what it
+ * took to the thread's count, which the launch subtracts from its CPU time; the summary
+ * reports the sum on its own line (totals.cpu_own_ns). PROF_OWN_IDLE: not inside a profiled
+ * launch (a callback on CUPTI's own thread, or during the exit flush), nothing counted. */
+#define PROF_OWN_IDLE UINT64_MAX
+extern __thread uint64_t nvtxcorr_prof_own_ticks __attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t nvtxcorr_prof_own_ns;
+static inline uint64_t prof_own_enter(void)
+{
+    return nvtxcorr_prof_own_ticks != PROF_OWN_IDLE ? prof_now() | 1 : 0;
+}
+static inline void prof_own_leave(uint64_t t0)
+{
+    if (t0 && nvtxcorr_prof_own_ticks != PROF_OWN_IDLE) nvtxcorr_prof_own_ticks += prof_now() - t0;
+}
+
 /* ---- the writer: a static buffer and write(2), async-signal-safe (no malloc, no stdio,
  * no locale) ---- */
 typedef struct prof_out {
@@ -199,6 +218,8 @@ void nvtxcorr_prof_gpu_after_fork(void);
 void nvtxcorr_prof_gpu_first_launch(void);
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
 void nvtxcorr_prof_gpu_pop(void);
+/* Before the summary's GPU note is written: adds the launches whose push failed, if any. */
+void nvtxcorr_prof_gpu_note_failures(void);
 void nvtxcorr_prof_gpu_flush(int from_signal);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);

@@ -24,6 +24,9 @@ prof_label_t *_Atomic nvtxcorr_prof_labels[PROF_MAX_SITES];
 _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
 prof_thread_t *_Atomic nvtxcorr_prof_threads;
 __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
+__thread uint64_t nvtxcorr_prof_own_ticks __attribute__((tls_model("initial-exec"))) =
+    PROF_OWN_IDLE;
+_Atomic uint64_t nvtxcorr_prof_own_ns;
 
 /* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
 static nvtxcorr_map_t site_maps[3];
@@ -304,13 +307,13 @@ static void record(const nvtxcorr_profile_launch_t *pl, int failed)
     prof_record_t *c = atomic_load_explicit(&t->chunks[id / PROF_CHUNK], memory_order_relaxed);
     if (NVTXCORR_UNLIKELY(c == NULL) && (c = chunk_new(t, id)) == NULL) return;
     prof_record_t *r = &c[id % PROF_CHUNK];
-    if (pl->capturing) { /* recorded into a graph, not run: counted apart, not timed */
+    if (failed) BUMP(r->errors, 1); /* a launch that failed while capturing too */
+    if (pl->capturing) {            /* recorded into a graph, not run: counted apart, not timed */
         BUMP(r->capture, 1);
         return;
     }
     uint64_t ns = pl->ns, n = atomic_load_explicit(&r->launches, memory_order_relaxed);
     atomic_store_explicit(&r->launches, n + 1, memory_order_relaxed);
-    if (failed) BUMP(r->errors, 1);
     BUMP(r->total_ns, ns);
     if (n == 0 || ns < atomic_load_explicit(&r->min_ns, memory_order_relaxed))
         atomic_store_explicit(&r->min_ns, ns, memory_order_relaxed);
@@ -354,15 +357,25 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         gpu = nvtxcorr_prof_gpu_on;
     }
     if (gpu == 1 && s != NULL && !pl->capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    /* The launch call alone: everything above (CUPTI's start at the first launch, the
+     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
+     * inside the call (CUPTI's callbacks) is taken out at the end. */
+    nvtxcorr_prof_own_ticks = 0;
     pl->start = prof_now();
 }
 
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 {
-    uint64_t end = prof_now();
+    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
+    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
+    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
+        uint64_t o = own < ticks ? own : ticks;
+        ticks -= o;
+        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
+    }
     if (pl->ext) nvtxcorr_prof_gpu_pop();
     if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
-    pl->ns = prof_ticks_ns(end - pl->start);
+    pl->ns = prof_ticks_ns(ticks);
     if (NVTXCORR_LIKELY(pl->site != NULL)) record(pl, failed);
     nvtxcorr_thread.depth--;
     return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
@@ -383,6 +396,7 @@ static void after_fork_in_child(void)
  * and all but the forking thread's are retired for reuse. */
 void nvtxcorr_prof_stats_after_fork(void)
 {
+    atomic_store_explicit(&nvtxcorr_prof_own_ns, 0, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
          t = t->next) {
         for (size_t i = 0; i < PROF_MAX_SITES / PROF_CHUNK; i++) {

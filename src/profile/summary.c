@@ -79,6 +79,7 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         prof_record_t *r = &c[s->id % PROF_CHUNK];
         uint64_t n = atomic_load_explicit(&r->launches, memory_order_relaxed);
         a->capture += atomic_load_explicit(&r->capture, memory_order_relaxed);
+        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed); /* capture's too */
         if (n == 0) continue;
         uint64_t mn = atomic_load_explicit(&r->min_ns, memory_order_relaxed);
         uint64_t mx = atomic_load_explicit(&r->max_ns, memory_order_relaxed);
@@ -86,7 +87,6 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         if (mx > a->max) a->max = mx;
         a->launches += n;
         if (s->graph) a->graph_launches += n;
-        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed);
         a->total += atomic_load_explicit(&r->total_ns, memory_order_relaxed);
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
@@ -144,6 +144,7 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 /* ---- the three formats ---- */
 typedef struct totals {
     uint64_t launches, graph_launches, errors, capture, total, skipped;
+    uint64_t own; /* nvtxcorr's own work inside launch calls, not in `total` */
 } totals_t;
 
 static void json_counters(const agg_t *a, const prof_gpu_stat_t *gpu)
@@ -241,6 +242,8 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, tot->capture);
     nvtxcorr_out_str(&out, ", \"cpu_ns\": ");
     nvtxcorr_out_u64(&out, tot->total);
+    nvtxcorr_out_str(&out, ", \"cpu_own_ns\": ");
+    nvtxcorr_out_u64(&out, tot->own);
     nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
     nvtxcorr_out_u64(&out, tot->skipped);
     nvtxcorr_prof_gpu_json_totals(&out);
@@ -457,6 +460,13 @@ static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
         nvtxcorr_out_str(&out,
                          " launches made during stream capture (recorded, not run) not counted\n");
     }
+    if (tot->own) { /* CUPTI's callbacks into nvtxcorr: its time, not the launches' */
+        nvtxcorr_prof_fmt_time(t, tot->own);
+        nvtxcorr_out_str(&out, "nvtxcorr's own work inside the launch calls (CUPTI callbacks), "
+                               "not in the times above: ");
+        nvtxcorr_out_str(&out, t);
+        nvtxcorr_out_str(&out, "\n");
+    }
     nvtxcorr_prof_gpu_text(&out, nsites);
 }
 
@@ -476,6 +486,7 @@ void nvtxcorr_prof_summary_write(void)
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
     totals_t tot = {0};
+    tot.own = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
     uint32_t nl = 0, nk = 0;
     for (uint32_t i = 0; i < nlabels; i++) {

@@ -187,6 +187,33 @@ def test_profile_errors(env):
 
 
 @scenario
+def test_profile_capture_errors(env):
+    """A launch that fails while its stream captures counts in errors (and in capture_launches,
+    not in launches): the demo with every launch failing, 23 before the capture, 22 during it
+    and 8 replays of what was captured."""
+    demo = os.path.join(env.build, "tests", "demo", "demo_infer")
+    table = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo",
+                         "demo.conf")
+    run, sums, tmp = profile_run(env, [demo], extra={"FAKECUDA_FAIL_LAUNCH": "719",
+                                                     "NVTXCORR_LABELS": table}, rc=None)
+    check(run.err.count("launch failed: 719") == 23 + 22, run.err)
+    d = only(sums)
+    t = d["totals"]
+    check(t["launches"] == 23 + 8 and t["capture_launches"] == 22 and t["errors"] == 23 + 22 + 8,
+          f"{t}")
+    labels = by_label(d)
+    check(labels["attention.decode"]["errors"] == 2 and
+          labels["attention.decode"]["capture_launches"] == 2 and
+          labels["attention.decode"]["launches"] == 0, f"{labels['attention.decode']}")
+    check(sum(e["errors"] for e in d["labels"]) == t["errors"] ==
+          sum(e["errors"] for e in d["kernels"]) + 8, "errors do not add up")
+    text = subprocess.run([launcher(env), "report", os.path.join(tmp, f"p.{d['pid']}.json")],
+                          capture_output=True, text=True).stdout
+    check(re.search(r"^nvtxcorr: profile of pid \d+: 31 launches \(8 graph\), 53 errors", text,
+                    re.M), text)
+
+
+@scenario
 def test_profile_threads(env):
     """8 threads, 4 of which exit before the others start: no count is lost."""
     run, sums, _ = profile_run(env, [env.prog("scn_profile"), "threads"])
