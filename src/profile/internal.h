@@ -36,13 +36,26 @@ typedef struct prof_record {
     _Atomic uint64_t hist[PROF_BUCKETS];
 } prof_record_t;
 
-/* Distinct (kernel name, label) pairs and graph labels. Beyond this the rest are counted
- * under one "[other]" site (id 0), so memory stays bounded whatever the program does. */
+/* Distinct (kernel name, label) pairs and graph labels: at most PROF_MAX_SITES sites in all,
+ * so memory stays bounded whatever the program does, of which graph labels take at most
+ * PROF_MAX_GRAPH_SITES. Default graph labels carry the instantiation's ordinal, so a program
+ * that re-instantiates every step makes a new one each time; the graph bound keeps that churn
+ * from taking the kernels' room. Beyond the bounds, kernels are counted under "[other]"
+ * (PROF_OTHER_SITE) and graphs under "[other graphs]" (PROF_OTHER_GRAPHS_SITE, a graph site), so
+ * every total, graph launches included, stays exact; the summary says how many launches each
+ * took (docs/profile.md). */
 /* The external correlation kind nvtxcorr pushes around a launch (cupti.c, gpu.c): CUSTOM2,
  * since PyTorch's profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
 #define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
-enum { PROF_MAX_SITES = 32768, PROF_CHUNK = 32, PROF_NO_LABEL = 0xffffffffu };
+enum {
+    PROF_MAX_SITES = 32768,
+    PROF_MAX_GRAPH_SITES = 8192,
+    PROF_OTHER_SITE = 0,
+    PROF_OTHER_GRAPHS_SITE = 1,
+    PROF_CHUNK = 32,
+    PROF_NO_LABEL = 0xffffffffu
+};
 
 struct nvtxcorr_profile_site {
     uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */

@@ -105,19 +105,43 @@ static prof_label_t *label_intern(const char *text, const char *category)
     return l;
 }
 
+/* Under intern_lock: graph sites made so far, [other graphs] included. */
+static uint32_t graph_sites;
+
+/* The site that counts what a full table has no room for, with one warning per kind; NULL
+ * while there is room. */
+static nvtxcorr_profile_site_t *over_limit(int graph)
+{
+    uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
+    if (graph && graph_sites >= PROF_MAX_GRAPH_SITES) {
+        static int warned;
+        if (!warned++)
+            nvtxcorr_prof_say("warn",
+                              "profile: more than 8191 distinct graph labels; the others are "
+                              "counted under [other graphs]",
+                              NULL);
+    } else if (n >= PROF_MAX_SITES) {
+        static int warned[2];
+        if (!warned[graph]++)
+            nvtxcorr_prof_say("warn",
+                              graph ? "profile: more than 32766 distinct kernels and graph "
+                                      "labels; the other graphs are counted under [other graphs]"
+                                    : "profile: more than 32766 distinct kernels and graph "
+                                      "labels; the other kernels are counted under [other]",
+                              NULL);
+    } else {
+        return NULL;
+    }
+    return atomic_load_explicit(
+        &nvtxcorr_prof_sites[graph ? PROF_OTHER_GRAPHS_SITE : PROF_OTHER_SITE],
+        memory_order_relaxed);
+}
+
 static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
                                          const nvtxcorr_range_t *label, prof_label_t *group)
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
-    if (n >= PROF_MAX_SITES) {
-        static int warned;
-        if (!warned++)
-            nvtxcorr_prof_say("warn",
-                              "profile: more than 32767 distinct kernels and graph "
-                              "labels; the others are counted under [other]",
-                              NULL);
-        return atomic_load_explicit(&nvtxcorr_prof_sites[0], memory_order_relaxed);
-    }
+    if (n >= PROF_MAX_SITES) return over_limit(graph);
     nvtxcorr_profile_site_t *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
     s->id = n;
@@ -133,12 +157,14 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
         s->next_in_label = atomic_load_explicit(&group->first, memory_order_relaxed);
         atomic_store_explicit(&group->first, s, memory_order_release);
     }
+    if (graph) graph_sites++;
     atomic_store_explicit(&nvtxcorr_prof_sites[n], s, memory_order_release);
     atomic_store_explicit(&nvtxcorr_prof_site_count, n + 1, memory_order_release);
     return s;
 }
 
-/* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. */
+/* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. A full
+ * table is checked first, so that what it has no room for takes no label either. */
 static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const char *function,
                                             const nvtxcorr_range_t *label)
 {
@@ -148,10 +174,10 @@ static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const c
     if (key == NULL) return NULL;
     pthread_mutex_lock(&intern_lock);
     nvtxcorr_profile_site_t *s = lookup(site_buckets, key);
-    if (s == NULL) {
+    if (s == NULL && (s = over_limit(graph)) == NULL) {
         prof_label_t *group = text ? label_intern(text, category) : NULL;
         s = site_new(graph, name, function, graph ? NULL : label, group);
-        if (s && s->id != 0 && remember(site_buckets, key, s) != 0) s = NULL;
+        if (s && s->id > PROF_OTHER_GRAPHS_SITE && remember(site_buckets, key, s) != 0) s = NULL;
     }
     pthread_mutex_unlock(&intern_lock);
     free(key);
@@ -402,9 +428,10 @@ int nvtxcorr_profile_init(void)
     nvtxcorr_prof_process_reset();
     if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
         return -1;
-    /* Site 0: where launches go once PROF_MAX_SITES distinct sites exist. */
+    /* Sites 0 and 1: where kernel and graph launches go once their bound is reached. */
     pthread_mutex_lock(&intern_lock);
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
+    site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
     pthread_atfork(NULL, NULL, after_fork_in_child);
     nvtxcorr_prof_gpu_start();

@@ -149,6 +149,42 @@ def test_profile_graphs_and_capture(env):
 
 
 @scenario
+def test_profile_graph_churn(env):
+    """issue 16 case 5: 100,000 graphs instantiated, launched once and destroyed (each default
+    label is new: graph#N), then three kernels. Graph labels take at most 8,191 sites of their
+    own, the rest count under [other graphs], a graph label: every count stays exact, the
+    kernels after the churn keep their names, and the summary says how many launches are
+    beyond the bound. (Before: the 32K-site table filled, 67,233 launches went to [other],
+    graph_launches said 32,767 and the kernels were unnamed.)"""
+    n = 100000
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "churn", str(n), "kernels"],
+                               tool=False, tmp=tmp,
+                               extra={"NVTXCORR_PROFILE": os.path.join(tmp, "p.json")})
+    d = only(sums)
+    check_schema(d)
+    t = d["totals"]
+    check(t["launches"] == n + 3 and t["graph_launches"] == n, f"totals {t}")
+    labels = by_label(d)
+    own = [k for k in labels if k.startswith("graph#")]
+    check(len(own) == 8191, f"{len(own)} graph labels of their own")
+    other = labels["[other graphs]"]
+    check(other["launches"] == other["graph_launches"] == n - 8191, f"[other graphs] {other}")
+    check(t["other_graph_launches"] == n - 8191 and t["other_launches"] == 0, f"totals {t}")
+    check("[other]" not in labels, "kernels counted under [other]")
+    kernels = {e["function"]: e["launches"] for e in d["kernels"]}
+    check(kernels == {"add1": 1, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1},
+          f"kernels {kernels}")
+    check(run.err.count("counted under [other graphs]") == 1, run.err[-2000:])
+    # The text table says so too.
+    run, _, _ = profile_run(env, [env.prog("scn_driver"), "churn", "9000"], tool=False, tmp=tmp,
+                            extra={"NVTXCORR_PROFILE": os.path.join(tmp, "p.txt")})
+    text = open(os.path.join(tmp, "p.txt")).read()
+    check("809 launches of graphs beyond the 8191 distinct graph labels kept are counted under "
+          "[other graphs]\n" in text, text[-2000:])
+
+
+@scenario
 def test_profile_rules(env):
     """Rules apply; a "-" rule's kernels are in no label but stay in kernels, label null."""
     rules = 'flash* attn category=attention; add1 -; graph:* "decode step" category=graph'
