@@ -71,8 +71,10 @@ static const prof_gpu_stat_t *site_gpu(uint32_t id)
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
 {
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue; /* a parent's */
         prof_record_t *c =
             atomic_load_explicit(&t->chunks[s->id / PROF_CHUNK], memory_order_acquire);
         if (c == NULL) continue;
@@ -91,6 +93,9 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
     }
+    if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* internal.h */
+        for (unsigned b = 0; b < PROF_BUCKETS; b++)
+            a->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
 }
 
 static void finish_agg(agg_t *a, summary_t *s)

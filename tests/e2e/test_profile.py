@@ -368,6 +368,43 @@ def test_profile_memory_flat(env):
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
 
 
+@scenario
+def test_profile_memory_per_thread_and_fork(env):
+    """issue 16 case 6: a record per (thread, kernel) is 360 bytes (1,296 with 64-bit buckets:
+    170 MB for 32 threads x 4,096 kernels), and a forked child no longer clears every record
+    at fork (which wrote, and so copied, all of the parent's): its private memory right after
+    fork stays small whatever the parent holds. 8 threads x 1,024 kernels: before, 1,320
+    bytes per (thread, kernel) and 10.6 MB written by the child at fork."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    res = {}
+    for threads in (1, 8):
+        run, _, _ = profile_run(env, [env.prog("scn_profile"), "memory", str(threads), "1024"],
+                                tool=False, tmp=tmp)
+        res[threads] = dict((k, int(v)) for k, v in
+                            (line.split() for line in run.out.splitlines() if "_kb " in line))
+    per = (res[8]["rss_kb"] - res[1]["rss_kb"]) * 1024 / (7 * 1024)
+    check(per < 640, f"{per:.0f} bytes per (thread, kernel): {res}")
+    check(res[8]["child_private_kb"] < 2048, f"the child wrote at fork: {res[8]}")
+
+
+@scenario
+def test_profile_histogram_carry_across_fork(env):
+    """A record's 16-bit bucket that passes 65,535 carries into its site's shared bucket; a
+    forked child leaves the parent's carries out and starts its own from 0, so both summaries
+    add up exactly (the histogram to the launches, checked by check_schema)."""
+    # The child launches fewer (no carry of its own: the parent's must be left out) or as many.
+    n = 400000
+    for m in (1000, n):
+        run, sums, _ = profile_run(env, [env.prog("scn_profile"), "fork-loop", str(n), str(m)],
+                                   tool=False)
+        check(len(sums) == 2, f"summaries: {list(sums)}")
+        child = max(sums, key=lambda pid: sums[pid]["start_ns"])
+        for pid, d in sums.items():
+            check_schema(d)  # the histogram adds up to the launches
+            want = m if pid == child else n
+            check(launches(d) == {"add1": want}, f"pid {pid}: {launches(d)}, want {want}")
+
+
 # ---- trace ------------------------------------------------------------------------------------
 def check_trace_events(events, n_launches=None):
     by_tid = {}
