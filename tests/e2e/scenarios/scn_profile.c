@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -115,6 +116,7 @@ static long status_kb(const char *path, const char *key)
 
 static int memory(int threads, long kernels)
 {
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); /* RSS in 4 KiB pages, not 2 MiB ones */
     many = calloc((size_t)kernels, sizeof *many);
     n_many = kernels;
     for (long i = 0; i < kernels; i++) {
