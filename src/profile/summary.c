@@ -71,8 +71,10 @@ static const prof_gpu_stat_t *site_gpu(uint32_t id)
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
 {
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue; /* a parent's */
         prof_record_t *c =
             atomic_load_explicit(&t->chunks[s->id / PROF_CHUNK], memory_order_acquire);
         if (c == NULL) continue;
@@ -91,6 +93,9 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
     }
+    if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* internal.h */
+        for (unsigned b = 0; b < PROF_BUCKETS; b++)
+            a->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
 }
 
 static void finish_agg(agg_t *a, summary_t *s)
@@ -145,6 +150,7 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 typedef struct totals {
     uint64_t launches, graph_launches, errors, capture, total, skipped;
     uint64_t own; /* nvtxcorr's own work inside launch calls, not in `total` */
+    uint64_t other, other_graphs; /* launches beyond the site bounds (internal.h) */
 } totals_t;
 
 static void json_counters(const agg_t *a, const prof_gpu_stat_t *gpu)
@@ -246,6 +252,10 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, tot->own);
     nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
     nvtxcorr_out_u64(&out, tot->skipped);
+    nvtxcorr_out_str(&out, ", \"other_launches\": ");
+    nvtxcorr_out_u64(&out, tot->other);
+    nvtxcorr_out_str(&out, ", \"other_graph_launches\": ");
+    nvtxcorr_out_u64(&out, tot->other_graphs);
     nvtxcorr_prof_gpu_json_totals(&out);
     nvtxcorr_out_str(&out, "},\n \"labels\": [");
     for (uint32_t i = 0; i < nl; i++) {
@@ -455,6 +465,16 @@ static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
         nvtxcorr_out_str(&out, " launches of kernels whose rule says \"-\" are in no label "
                                "(see the kernels list)\n");
     }
+    if (tot->other) {
+        nvtxcorr_out_u64(&out, tot->other);
+        nvtxcorr_out_str(&out, " launches of kernels beyond the 32766 distinct kernels and graph "
+                               "labels kept are counted under [other]\n");
+    }
+    if (tot->other_graphs) {
+        nvtxcorr_out_u64(&out, tot->other_graphs);
+        nvtxcorr_out_str(&out, " launches of graphs beyond the 8191 distinct graph labels kept "
+                               "are counted under [other graphs]\n");
+    }
     if (tot->capture) {
         nvtxcorr_out_u64(&out, tot->capture);
         nvtxcorr_out_str(&out,
@@ -507,6 +527,8 @@ void nvtxcorr_prof_summary_write(void)
         tot.capture += scratch.capture;
         tot.total += scratch.total;
         if (s->label_id == PROF_NO_LABEL) tot.skipped += scratch.launches;
+        if (i == PROF_OTHER_SITE) tot.other = scratch.launches;
+        if (i == PROF_OTHER_GRAPHS_SITE) tot.other_graphs = scratch.launches;
         if (!s->graph && (scratch.launches || scratch.capture || site_gpu(i)->n)) kernels[nk++] = i;
     }
     sort(order, nl, label_sum, 1);
