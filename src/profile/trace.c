@@ -104,15 +104,17 @@ static void stop(int err)
     atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
     if (atomic_exchange(&stopped, err)) return;
     struct stat st;
-    if (err != EBADF && fstat(trace_fd, &st) == 0 && st.st_size % PROF_TRACE_PAGE) {
+    int known = err != EBADF && fstat(trace_fd, &st) == 0;
+    if (known && st.st_size % PROF_TRACE_PAGE) {
         int cut = ftruncate(trace_fd, st.st_size - st.st_size % PROF_TRACE_PAGE);
         (void)cut; /* cannot be cut: viewers still read up to the last whole event */
     }
-    nvtxcorr_prof_say("error", nvtxcorr_prof_process.trace_path,
-                      ": trace stopped: ", nvtxcorr_prof_strerror(err),
-                      err == EBADF ? "; nothing more is written to that descriptor"
-                                   : "; the events written before are kept",
-                      NULL);
+    nvtxcorr_prof_say(
+        "error", nvtxcorr_prof_process.trace_path, ": trace stopped: ", nvtxcorr_prof_strerror(err),
+        err == EBADF                            ? "; nothing more is written to that descriptor"
+        : known && st.st_size < PROF_TRACE_PAGE ? "; nothing fitted, no trace kept"
+                                                : "; the events written before are kept",
+        NULL);
 }
 
 /* One write of whole pages to the trace, if it is still ours. Caller holds the file lock. */

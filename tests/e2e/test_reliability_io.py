@@ -66,6 +66,10 @@ def test_file_size_limit(env):
     check(len(messages(run, "small.json: write failed: file size limit")) == 1, run.err)
     check(re.search(r"^add1 .* 2000 ", run.err, re.M), f"the table on stderr: {run.err}")
     check(not os.path.exists(prof2) and not leftovers(tmp), f"left behind: {os.listdir(tmp)}")
+    trace2 = os.path.join(tmp, "small-trace.json")  # not even the trace's head fits
+    run = io_run(env, ["loop", "200", "3"], {"NVTXCORR_TRACE": trace2}, limit_kb=1)
+    check(run.rc == 3 and len(messages(run, "trace stopped: .*nothing fitted")) == 1, run.err)
+    check(not os.path.exists(trace2), "an empty trace was left behind")
 
     own = ["own-write", os.path.join(tmp, "own")]
     bare = io_run(env, own, {}, limit_kb=64, preload_value="")
