@@ -53,8 +53,11 @@ PRELOADED = ("disabled", "notool", "noop", "record", "profile", "profile_gpu", "
 
 
 def env_for(args, config, tmp, out=None):
+    # The variables each configuration sets are cleared; the caller's others (a label table,
+    # NVTXCORR_CUPTI_LIBRARY) stay.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("NVTXCORR", "NVTX_INJECTION", "NVTXREC_")) and k != "LD_PRELOAD"}
+           if not k.startswith(("NVTX_INJECTION", "NVTXREC_")) and k not in (
+               "LD_PRELOAD", "NVTXCORR", "NVTXCORR_PROFILE", "NVTXCORR_TRACE", "NVTXCORR_GPU")}
     if config in PRELOADED:
         env["LD_PRELOAD"] = args.lib
     if config in PRELOADED and config != "disabled":
