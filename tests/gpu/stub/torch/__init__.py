@@ -7,6 +7,8 @@ reports (100 ns per character of a kernel's mangled name). Knobs, to break it on
   STUB_TORCH_PROF_SCALE=x     torch.profiler's kernel times are multiplied by x
   STUB_TORCH_PROF_EXTRA=1     torch.profiler reports one kernel execution more
   STUB_TORCH_LOAD_CUPTI=name  import loads this libcupti by name (as libtorch_cuda does)
+  STUB_TORCH_GPU_SLOWDOWN=x   the "GPU" that synchronize waits for takes x times the fake
+                              CUPTI's durations (a loop stays GPU-bound on a loaded machine)
 """
 import contextlib
 import ctypes
@@ -28,6 +30,7 @@ _timeline = []  # every execution's duration, for torch.cuda.Event
 
 
 _busy_until = [0.0]  # when the "GPU" finishes what it was given (time.monotonic)
+_SLOWDOWN = float(os.environ.get("STUB_TORCH_GPU_SLOWDOWN", "1"))
 
 
 def _executed(names):
@@ -37,7 +40,7 @@ def _executed(names):
         r.extend(names)
     ns = [_ns(n) for n in names]
     _timeline.extend(ns)
-    _busy_until[0] = max(_busy_until[0], time.monotonic()) + sum(ns) / 1e9
+    _busy_until[0] = max(_busy_until[0], time.monotonic()) + sum(ns) * _SLOWDOWN / 1e9
 
 
 def _wait_gpu():
