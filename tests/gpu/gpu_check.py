@@ -145,6 +145,11 @@ def clean_env(extra=None):
     return env
 
 
+def judged(res):
+    """A helper run's verdict by its rc: not started (the deadline) is not proven."""
+    return "SKIP" if res.rc is None else "PASS" if res.rc == 0 else "FAIL"
+
+
 def tail(text, n=3):
     return " / ".join(line.strip() for line in text.strip().splitlines()[-n:])
 
@@ -405,18 +410,20 @@ def gpu_time(c, has_torch, why):
                        key=lambda f: -os.path.getsize(os.path.join(c.work, f)))
     summary = os.path.join(c.work, summaries[0]) if summaries else os.path.join(c.work, "none")
     c.archive += [summary, work]
-    c.verdict("PASS" if res.rc == 0 else "FAIL", "gpu-time.run",
+    c.verdict(judged(res), "gpu-time.run",
               f"rc {res.rc}; summary {os.path.basename(summary)}; "
               f"{tail(res.err, 2) if res.rc else ''}")
     tk = os.path.join(c.work, "torch-kernels.json")
     res = c.run("torch-profile", [sys.executable, script, "torch-profile", tk],
                 env=clean_env(), limit=90)
     c.archive.append(tk)
-    c.verdict("PASS" if res.rc == 0 else "FAIL", "gpu-time.torch-profiler",
+    c.verdict(judged(res), "gpu-time.torch-profiler",
               f"rc {res.rc}{': ' + tail(res.err, 2) if res.rc else ''}")
     res = c.run("gpu-time-compare", [sys.executable, script, "compare", summary, tk, work],
                 env=clean_env(), limit=30)
-    if not c.collect(res):
+    if res.rc is None:
+        c.verdict("SKIP", "gpu-time.compare", "not run: the deadline was reached")
+    elif not c.collect(res):
         c.verdict("FAIL", "gpu-time.compare", f"no verdicts: rc {res.rc}: {tail(res.err)}")
 
 
@@ -439,6 +446,8 @@ def throughput(c, has_torch, why, built):
                 res = c.run(f"loop.{pair}.{config}", [sys.executable, script, "throughput"],
                             env=env, limit=60)
                 r[config] = number_f(res.lines(), "replays_per_s")
+                if res.rc is None:
+                    notes.append("cut by the deadline")
                 if config == "cupti":
                     notes.append(loop_summary(c, prof, number(res.lines(), "replays")))
             if r["bare"] > 0 and r["cupti"] > 0:
@@ -446,7 +455,8 @@ def throughput(c, has_torch, why, built):
         bad = [n for n in notes if n]
         ratio = statistics.median(ratios) if len(ratios) == 2 else 0.0
         ok = not bad and ratio >= 0.97
-        c.verdict("PASS" if ok else "FAIL", "throughput.decode-loop",
+        c.verdict("PASS" if ok else "SKIP" if "cut by the deadline" in bad else "FAIL",
+                  "throughput.decode-loop",
                   f"profile mode + CUPTI / bare replays per second: {ratio:.3f}x (median of "
                   f"{len(ratios)} interleaved pairs: {', '.join(f'{x:.3f}' for x in ratios)}; "
                   f"goal >= 0.97)" + (f"; {'; '.join(bad)}" if bad else "; summaries read: "
@@ -462,7 +472,9 @@ def throughput(c, has_torch, why, built):
         cmd.append("--no-torch")
     res = c.run("host-ns", cmd, env=clean_env(), limit=150)
     c.archive.append(out)
-    if not c.collect(res, "throughput."):
+    if res.rc is None or (res.rc == 124 and not res.out):
+        c.verdict("SKIP", "throughput.host-ns", f"not run to the end: rc {res.rc} (deadline)")
+    elif not c.collect(res, "throughput."):
         c.verdict("FAIL", "throughput.host-ns", f"no verdict: rc {res.rc}: {tail(res.err)}")
     for line in res.lines():
         if line.startswith("|"):

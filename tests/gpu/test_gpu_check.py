@@ -164,8 +164,9 @@ def test_broken_capture_and_driver(m):
 @test
 def test_broken_profiler_and_cupti(m):
     """torch.profiler one kernel more: the eager scenario and the counts fail; its times 10%
-    off: the times fail; CUPTI dropping records: correlation fails; CUPTI refusing: the
-    decode loop and host-ns fail (their summaries are read)."""
+    off: the times fail; CUPTI dropping records: correlation fails; torch.profiler or graph
+    capture raising: the runs fail; CUPTI refusing: the decode loop and host-ns fail (their
+    summaries are read)."""
     p, v, _ = m.check(STUB_TORCH_PROF_EXTRA="1", GPU_CHECK_ONLY="torch,gpu-time")
     failing(v, {"pytorch-eager-and-graphs": "FAIL", "gpu-time.counts": "FAIL",
                 "gpu-time.views": "PASS"})
@@ -173,6 +174,10 @@ def test_broken_profiler_and_cupti(m):
     failing(v, {"gpu-time.times": "FAIL", "gpu-time.counts": "PASS"})
     p, v, _ = m.check(FAKECUPTI_DROP_EVERY="3", GPU_CHECK_ONLY="gpu-time")
     failing(v, {"gpu-time.correlation": "FAIL"})
+    p, v, _ = m.check(STUB_TORCH_FAIL="profiler", GPU_CHECK_ONLY="gpu-time")
+    failing(v, {"gpu-time.torch-profiler": "FAIL", "gpu-time": "FAIL", "gpu-time.run": "PASS"})
+    p, v, _ = m.check(STUB_TORCH_FAIL="graph", GPU_CHECK_ONLY="torch,gpu-time")
+    failing(v, {"gpu-time.run": "FAIL", "pytorch-eager-and-graphs": "FAIL"})
     p, v, _ = m.check(FAKECUPTI_REFUSE="1", GPU_CHECK_ONLY="throughput")
     failing(v, {"throughput.decode-loop": "FAIL", "throughput.host-ns": "FAIL"})
 

@@ -6,6 +6,8 @@ reports (100 ns per character of a kernel's mangled name). Knobs, to break it on
   STUB_TORCH_NO_CUDA=1        torch.cuda.is_available() is False
   STUB_TORCH_PROF_SCALE=x     torch.profiler's kernel times are multiplied by x
   STUB_TORCH_PROF_EXTRA=1     torch.profiler reports one kernel execution more
+  STUB_TORCH_FAIL=what        raise in torch.profiler.profile (profiler) or CUDA graph
+                              capture (graph)
   STUB_TORCH_LOAD_CUPTI=name  import loads this libcupti by name (as libtorch_cuda does)
   STUB_TORCH_GPU_SLOWDOWN=x   the "GPU" that synchronize waits for takes x times the fake
                               CUPTI's durations (a loop stays GPU-bound on a loaded machine)

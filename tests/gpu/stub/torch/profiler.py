@@ -27,6 +27,8 @@ class _Event:
 
 class profile:
     def __init__(self, activities=None, **kw):
+        if os.environ.get("STUB_TORCH_FAIL") == "profiler":
+            raise RuntimeError("stub torch: profiler broken on purpose (STUB_TORCH_FAIL)")
         self.names = []
 
     def __enter__(self):

@@ -94,6 +94,8 @@ class CUDAGraph:
 
 @contextlib.contextmanager
 def graph(g):
+    if os.environ.get("STUB_TORCH_FAIL") == "graph":
+        raise RuntimeError("stub torch: graph capture broken on purpose (STUB_TORCH_FAIL)")
     s = Stream()
     s.capturing = []
     _d.begin_capture(s.handle)
