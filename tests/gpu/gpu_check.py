@@ -547,7 +547,8 @@ def ncu(c, built):
                          "/opt/nvidia/nsight-compute")
     if "app_shared" not in built:
         return c.verdict("SKIP", "ncu-nvtx-filter", "app_shared was not built")
-    env = clean_env({"LD_PRELOAD": c.lib, "NVTXCORR": "1"})
+    # NVTXCORR_LOG=info: nvtxcorr says in the target whether it found ncu as its NVTX tool.
+    env = clean_env({"LD_PRELOAD": c.lib, "NVTXCORR": "1", "NVTXCORR_LOG": "info"})
     base = [tool, "--csv", "--clock-control", "none", "--metrics", "gpu__time_duration.sum",
             "--nvtx"]
     prog = [built["app_shared"], "launch"]
@@ -563,11 +564,13 @@ def ncu(c, built):
     filtered = c.run("ncu-filtered", base[:-1] + ["--nvtx", "--nvtx-include", "nvtxcorr@add1/"]
                      + prog, env=env, limit=90)
     got = ncu_kernels(filtered.out)
+    said = re.findall(r"nvtxcorr: info: ([^;]*);", filtered.out + filtered.err)
     ok = len(seen) == 6 and filtered.rc == 0 and len(got) == 4 and all(
         k.startswith("add1") for k in got)
     c.verdict("PASS" if ok else "FAIL", "ncu-nvtx-filter",
               f"control: {len(seen)} kernels profiled (expected 6); nvtxcorr@add1/: "
-              f"{len(got)} (expected 4 add1): {sorted(set(got))} rc {filtered.rc}")
+              f"{len(got)} (expected 4 add1): {sorted(set(got))} rc {filtered.rc}; nvtxcorr in "
+              f"the target: {said[0] if said else 'silent (not preloaded there?)'}")
 
 
 # ---- main -------------------------------------------------------------------------------

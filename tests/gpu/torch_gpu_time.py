@@ -21,13 +21,12 @@ workload give the same executions per kernel and the same times up to run-to-run
 import json
 import os
 import re
+import shutil
+import subprocess
 import sys
 import time
 
-try:  # compare needs no torch
-    import torch
-except ImportError:
-    torch = None
+torch = None  # imported by the modes that run the workload (compare needs none)
 
 HIDDEN, EAGER_STEPS, REPLAYS = 1024, 20, 50
 TOLERANCE = 0.05
@@ -146,6 +145,17 @@ def base_name(demangled):
     return out.split()[-1].split("::")[-1] if out.split() else demangled
 
 
+def demangled(names):
+    """{mangled: base name} for names nvtxcorr left mangled (its demangler gave up) that
+    c++filt can read, as torch.profiler's demangler does; {} without c++filt."""
+    tool = shutil.which("c++filt")
+    if not names or not tool:
+        return {}
+    p = subprocess.run([tool], input="\n".join(names) + "\n", capture_output=True, text=True)
+    out = p.stdout.splitlines()
+    return {n: base_name(d) for n, d in zip(names, out) if d != n} if len(out) == len(names) else {}
+
+
 def load(path, what):
     try:
         with open(path) as f:
@@ -189,10 +199,11 @@ def compare(nv_path, torch_path, work_path):
     # Executions and time per kernel function: nvtxcorr's (copies and memsets aside) against
     # torch.profiler's (demangled names, both sessions).
     ours, theirs = {}, {}
+    plain = demangled([k["function"] for k in kernels if k["function"].startswith("_Z")])
     for k in kernels:
         if k["name"] in ("[memcpy]", "[memset]"):
             continue
-        a = ours.setdefault(k["function"], [0, 0])
+        a = ours.setdefault(plain.get(k["function"], k["function"]), [0, 0])
         a[0] += k["gpu_kernels"]
         a[1] += k["gpu_ns"]
     for session in ("eager", "replay"):
@@ -258,6 +269,8 @@ def throughput():
 
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "work"
+    if what != "compare":
+        import torch  # noqa: F811
     if what == "work":
         work(sys.argv[2])
         print("torch gpu-time work ok")
