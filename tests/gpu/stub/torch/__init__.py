@@ -127,6 +127,10 @@ def relu(x):
     return x._op(_d.RELU)
 
 
+def softmax(x, dim=-1):
+    return x._op(_d.SOFTMAX)
+
+
 def isfinite(x):
     return x
 

@@ -11,8 +11,11 @@ GELU = "_ZN2at6native11gelu_kernelEPfi"
 RANDN = "_ZN2at6native12randn_kernelEPfi"
 FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
 SUM = "_ZN2at6native13reduce_kernelILi512ELi1EEEvPf"
+SOFTMAX = "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffEEvPT2_PKT0_i"
 # torch.profiler's names are demangled (c++filt of the above)
 DEMANGLED = {
+    "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffEEvPT2_PKT0_i":
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>(float*, float const*, int)",
     "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT":
         "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT",
     "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_":
