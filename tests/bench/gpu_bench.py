@@ -101,7 +101,8 @@ def check_outputs(config, tmp, launches):
         if counted < launches:
             return f"{config}: the profile counted {counted} launches, the program made {launches}"
         t = d.get("totals") or {}
-        if config == "profile_gpu" and not (d.get("gpu_time") and t.get("gpu_dropped_records") == 0):
+        if config == "profile_gpu" and not (d.get("gpu_time") and
+                                            t.get("gpu_dropped_records") == 0):
             return (f"profile_gpu: gpu_time {d.get('gpu_time')} ({d.get('gpu_time_note')}), "
                     f"{t.get('gpu_dropped_records')} dropped")
         return None
@@ -152,7 +153,8 @@ def main():
     n, nt = ("20000", "1000") if args.quick else ("100000", "4000")
 
     def launch_cmd(mode):
-        return lambda c: [args.program, mode, "-n", n, "-b", "5"] + (["-hand"] if c == "hand" else [])
+        return lambda c: ([args.program, mode, "-n", n, "-b", "5"] +
+                          (["-hand"] if c == "hand" else []))
     programs = [  # (key, title, command for a config)
         ("driver", "cuLaunchKernel, empty kernel", launch_cmd("driver")),
         ("runtime", "<<<>>> (shared cudart), empty kernel", launch_cmd("runtime")),

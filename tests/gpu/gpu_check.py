@@ -233,8 +233,8 @@ def build(c, arch):
     c.verdict("FAIL" if failed else "PASS", "build.programs",
               f"{len(built)} of {len(progs)} built by {nvcc} (-arch=sm_{arch}, rpath {lib}); "
               f"{warn} warning lines in log.txt" +
-              "".join(f"; {n} failed: rc {results[n].rc}: {tail(results[n].err or results[n].out, 2)}"
-                      for n in failed))
+              "".join(f"; {n} failed: rc {results[n].rc}: "
+                      f"{tail(results[n].err or results[n].out, 2)}" for n in failed))
     return built
 
 

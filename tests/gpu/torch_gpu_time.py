@@ -232,8 +232,10 @@ def compare(nv_path, torch_path, work_path):
             a = theirs.setdefault(base_name(name), [0, 0])
             a[0] += n
             a[1] += ns
-    wrong = [f"{f}: {ours.get(f, [0])[0]} vs {theirs.get(f, [0])[0]}"
-             for f in sorted(set(ours) | set(theirs)) if ours.get(f, [0])[0] != theirs.get(f, [0])[0]]
+    def n(d, f):
+        return d.get(f, [0, 0])[0]
+    wrong = [f"{f}: {n(ours, f)} vs {n(theirs, f)}" for f in sorted(set(ours) | set(theirs))
+             if n(ours, f) != n(theirs, f)]
     n_ours, n_theirs = sum(v[0] for v in ours.values()), sum(v[0] for v in theirs.values())
     status |= say(not wrong and n_ours > 0, "gpu-time.counts",
                   f"{n_ours} executions of {len(ours)} kernel functions, torch.profiler "
@@ -241,10 +243,12 @@ def compare(nv_path, torch_path, work_path):
                                                    if wrong else ": every count equal"))
     t_ours, t_theirs = sum(v[1] for v in ours.values()), sum(v[1] for v in theirs.values())
     slow = [f"{f} {ours[f][1]} vs {theirs.get(f, [0, 0])[1]} ns" for f in ours
-            if ours[f][1] >= 0.01 * max(t_ours, 1) and not within(ours[f][1], theirs.get(f, [0, 0])[1])]
+            if ours[f][1] >= 0.01 * max(t_ours, 1) and
+            not within(ours[f][1], theirs.get(f, [0, 0])[1])]
     status |= say(within(t_ours, t_theirs) and t_ours > 0 and not slow, "gpu-time.times",
                   f"kernel time {t_ours} ns, torch.profiler {t_theirs} ns "
-                  f"({(t_ours / t_theirs - 1) * 100 if t_theirs else 0:+.1f}%, within 5%; also each "
+                  f"({(t_ours / t_theirs - 1) * 100 if t_theirs else 0:+.1f}%, within 5%; "
+                  f"also each "
                   f"function of 1% or more)" + (f"; off: {'; '.join(slow[:3])}" if slow else ""))
     graphs = nv.get("graphs") or []
     rep = tk.get("replay", {})

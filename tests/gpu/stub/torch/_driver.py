@@ -3,25 +3,34 @@ import ctypes
 import os
 
 GEMM = "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT"
-ADD = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_"
-DIV = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_10DivFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_"
+ADD = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEE"
+       "St5arrayIPcLm3EEEEviT0_T1_")
+DIV = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_"
+       "10DivFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_")
 RELU = "_ZN2at6native11relu_kernelEPfi"
 NORM = "_ZN2at6native28vectorized_layer_norm_kernelIffEEviPKT_"
 GELU = "_ZN2at6native11gelu_kernelEPfi"
 RANDN = "_ZN2at6native12randn_kernelEPfi"
-FILL = "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_"
+FILL = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEE"
+        "St5arrayIPcLm1EEEEviT0_T1_")
 SUM = "_ZN2at6native13reduce_kernelILi512ELi1EEEvPf"
 SOFTMAX = "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffEEvPT2_PKT0_i"
 # torch.profiler's names are demangled (c++filt of the above)
 DEMANGLED = {
     "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffEEvPT2_PKT0_i":
-        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>(float*, float const*, int)",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>(floa"
+        "t*, float const*, int)",
     "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT":
         "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT",
-    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEEviT0_T1_":
-        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)",
-    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_10DivFunctorIfEEEESt5arrayIPcLm3EEEEviT0_T1_":
-        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::DivFunctor<float> >, std::array<char*, 3ul> >(int, at::native::BinaryFunctor<float, float, float, at::native::DivFunctor<float> >, std::array<char*, 3ul>)",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEE"
+    "viT0_T1_":
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, st"
+        "d::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<float>, std::array<char*, 3ul>)",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_10DivFunctorIfEE"
+    "EESt5arrayIPcLm3EEEEviT0_T1_":
+        "void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float"
+        ", float, at::native::DivFunctor<float> >, std::array<char*, 3ul> >(int, at::native::Bina"
+        "ryFunctor<float, float, float, at::native::DivFunctor<float> >, std::array<char*, 3ul>)",
     "_ZN2at6native11relu_kernelEPfi":
         "at::native::relu_kernel(float*, int)",
     "_ZN2at6native28vectorized_layer_norm_kernelIffEEviPKT_":
@@ -30,8 +39,10 @@ DEMANGLED = {
         "at::native::gelu_kernel(float*, int)",
     "_ZN2at6native12randn_kernelEPfi":
         "at::native::randn_kernel(float*, int)",
-    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0_T1_":
-        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
+    "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEESt5arrayIPcLm1EEEEviT0"
+    "_T1_":
+        "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::a"
+        "rray<char*, 1ul> >(int, at::native::FillFunctor<float>, std::array<char*, 1ul>)",
     "_ZN2at6native13reduce_kernelILi512ELi1EEEvPf":
         "void at::native::reduce_kernel<512, 1>(float*)",
 }
