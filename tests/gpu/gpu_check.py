@@ -57,9 +57,10 @@ class Check:
         os.makedirs(self.work)
         os.makedirs(outdir, exist_ok=True)
         self.log = open(os.path.join(outdir, "log.txt"), "w", buffering=1, encoding="utf-8")
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()  # RLock: the signal handler may interrupt a holder
         self.verdicts = []
         self.archive = []  # files for check.tgz
+        self.children = set()  # process groups running now (each run is its own session)
 
     # ---- output ----
     def say(self, line, stdout=True):
@@ -115,6 +116,7 @@ class Check:
         except OSError as e:
             self.say(f"  {name} ! cannot start: {e}", stdout=False)
             return Result(127, "", str(e), 0.0)
+        self.children.add(p.pid)
         chunks = {"out": [], "err": []}
 
         def pump(stream, key, mark):
@@ -133,6 +135,7 @@ class Check:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
             rc = 124
+        self.children.discard(p.pid)
         for th in threads:
             th.join(5)
         secs = time.monotonic() - t
@@ -585,6 +588,17 @@ def main(argv):
     outdir = os.path.abspath(argv[0])
     deadline = float(argv[1]) if len(argv) > 1 else 330.0
     c = Check(outdir, deadline)
+
+    def stop(signum, frame):  # killed from outside: no step left running, the table written
+        for pid in list(c.children):
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        c.verdict("SKIP", "gpu-check", f"stopped by signal {signum}: the rest was not run")
+        os._exit(finish(c))
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
     c.say(f"gpu-check: deadline {deadline:.0f} s; log {outdir}/log.txt; work {c.work}")
     smi = c.run("nvidia-smi", ["nvidia-smi", "--query-gpu=name,driver_version,compute_cap",
                                "--format=csv,noheader"], limit=20)
@@ -607,7 +621,12 @@ def main(argv):
         import traceback
         c.say(traceback.format_exc(), stdout=False)
         c.verdict("FAIL", "gpu-check", f"the check itself failed: {e!r} (log.txt)")
-    with tarfile.open(os.path.join(outdir, "check.tgz"), "w:gz") as t:
+    return finish(c)
+
+
+def finish(c):
+    """The archive, the table last; the exit status: 0 only with no FAIL and no SKIP."""
+    with tarfile.open(os.path.join(c.outdir, "check.tgz"), "w:gz") as t:
         for f in sorted(set(c.archive)):
             if os.path.isfile(f):
                 t.add(f, arcname=os.path.basename(f))

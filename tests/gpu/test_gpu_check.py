@@ -266,6 +266,29 @@ def test_deadline(m):
           p.stdout[-500:])
 
 
+@test
+def test_stopped(m):
+    """Stopped from outside (SIGTERM, as at a command's limit) in the middle of a step: the
+    step's processes are killed, the three files and the table come, with a SKIP."""
+    import signal
+    import time
+    out = os.path.join(m.tmp, "out")
+    p = subprocess.Popen([os.path.join(ROOT, "scripts", "gpu-check"), out, "120"], env=m.env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = os.path.join(out, "log.txt")
+    for _ in range(600):  # until a scenario runs (the check takes seconds more)
+        if os.path.exists(log) and "$ [shared-cudart-launch]" in open(log).read():
+            break
+        time.sleep(0.05)
+    p.send_signal(signal.SIGTERM)
+    stdout, _ = p.communicate(timeout=60)
+    check(p.returncode == 1, f"rc {p.returncode}")
+    check(sorted(os.listdir(out)) == ["check.tgz", "log.txt", "verdicts.txt"], os.listdir(out))
+    lines = stdout.splitlines()
+    check(lines[-2].startswith("SKIP gpu-check: stopped by signal") and
+          re.match(r"^\d+ passed, 0 failed, 1 skipped$", lines[-1]), stdout[-600:])
+
+
 def main(argv):
     if argv[:1] == ["--list"]:
         print("\n".join(TESTS))
