@@ -16,8 +16,9 @@ overall deadline (default 330 s).
 
 Helper scripts report verdicts by printing lines of the same form; the driver collects them.
 For its own tests (tests/gpu/test_gpu_check.py, on the fakes): GPU_CHECK_PREBUILT=<build dir>
-skips the CMake build and uses that build's library and recorder; GPU_CHECK_WORK=<dir> is the
-scratch directory (default build-gpu/check); GPU_CHECK_ONLY=<step,...> runs only those steps
+skips the CMake build and uses that build's library and recorder; GPU_CHECK_BUILD=<dir> is
+the CMake build directory (default build-gpu); GPU_CHECK_WORK=<dir> the scratch directory
+(default build-gpu/check); GPU_CHECK_ONLY=<step,...> runs only those steps
 of native, torch, gpu-time, ncu, throughput.
 """
 import json
@@ -176,15 +177,19 @@ def toolkit_lib(nvcc):
 
 
 def build(c, arch):
-    """The library, the recorder and the CUDA programs; returns {program: path or None}."""
+    """The library, the recorder and the CUDA programs: {program: path} of those built, or
+    None when the library or the recorder did not build (nothing can run then)."""
     pre = os.environ.get("GPU_CHECK_PREBUILT")
     if pre:
         c.lib = os.path.join(pre, "lib", "libnvtxcorr.so")
         c.rec = os.path.join(pre, "fakes", "libnvtx_recorder.so")
-        c.verdict("PASS" if os.path.exists(c.lib) else "FAIL", "build.nvtxcorr",
+        ok = os.path.exists(c.lib) and os.path.exists(c.rec)
+        c.verdict("PASS" if ok else "FAIL", "build.nvtxcorr",
                   f"prebuilt {pre} (GPU_CHECK_PREBUILT)")
+        if not ok:
+            return None
     else:
-        bdir = os.path.join(ROOT, "build-gpu")
+        bdir = os.environ.get("GPU_CHECK_BUILD") or os.path.join(ROOT, "build-gpu")
         gen = ["-G", "Ninja"] if shutil.which("ninja") else []
         conf = c.run("cmake-configure", ["cmake", "-S", ROOT, "-B", bdir, *gen,
                                          "-DCMAKE_BUILD_TYPE=Release",
@@ -200,7 +205,7 @@ def build(c, arch):
                   f"{conf.seconds + (res.seconds if res is not conf else 0):.0f} s"
                   + ("" if ok else f": {tail(res.out + res.err)} (log.txt has it all)"))
         if not ok:
-            return {}
+            return None
     nvcc = find_nvcc()
     if not nvcc:
         c.verdict("FAIL", "build.programs", "no nvcc in $CUDA_HOME/bin, /usr/local/cuda/bin or "
@@ -608,7 +613,7 @@ def main(argv):
     try:
         built = build(c, arch)
         only = os.environ.get("GPU_CHECK_ONLY", "native,torch,gpu-time,ncu,throughput")
-        if os.path.exists(getattr(c, "lib", "")):
+        if built is not None:
             has_torch, why = torch_info(c)
             for step, fn in (("native", lambda: native_scenarios(c, built)),
                              ("torch", lambda: torch_scenarios(c, has_torch, why)),

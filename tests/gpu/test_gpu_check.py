@@ -267,6 +267,29 @@ def test_deadline(m):
 
 
 @test
+def test_build_step(m):
+    """The CMake build (a stub cmake that copies the library in): Ninja asked for when ninja
+    is on PATH, only the two targets, cmake's output in the log; a failing configure is a FAIL
+    that stops the run with exit 1."""
+    calls = os.path.join(m.tmp, "cmake.calls")
+    env = dict(PATH=os.path.join(STUB, "bin-build") + ":" + m.env["PATH"], GPU_CHECK_PREBUILT="",
+               GPU_CHECK_BUILD=os.path.join(m.tmp, "b"), STUB_CMAKE_LOG=calls,
+               STUB_CMAKE_FROM=m.build, GPU_CHECK_ONLY="native")
+    p, v, out = m.check(**env)
+    failing(v, {"build.nvtxcorr": "PASS", "shared-cudart-launch": "PASS"})
+    check("Ninja" in v["build.nvtxcorr"][1], v["build.nvtxcorr"])
+    got = open(calls).read()
+    check(" -G Ninja " in got and "--target nvtxcorr nvtx_recorder" in got and
+          "-DCMAKE_BUILD_TYPE=Release" in got, got)
+    check("-- stub cmake: --build" in open(os.path.join(out, "log.txt")).read(),
+          "cmake's output is not in the log")
+    p, v, out = m.check(STUB_CMAKE_FAIL="configure", **env)
+    failing(v, {"build.nvtxcorr": "FAIL"})
+    check("CMake Error" in v["build.nvtxcorr"][1] and p.returncode == 1 and
+          "shared-cudart-launch" not in v, f"{p.returncode} {v}")
+
+
+@test
 def test_stopped(m):
     """Stopped from outside (SIGTERM, as at a command's limit) in the middle of a step: the
     step's processes are killed, the three files and the table come, with a SKIP."""
