@@ -181,7 +181,8 @@ def main():
 
     t = Timings(args.reps)
     rng = random.Random(1)
-    tmp = tempfile.mkdtemp(prefix="gpu-bench-")
+    scratch = tempfile.TemporaryDirectory(prefix="gpu-bench-")
+    tmp = scratch.name
     for rep in range(args.reps):
         for key, _, cmd in rng.sample(programs, len(programs)):
             for config, _ in rng.sample(configs, len(configs)):
@@ -194,6 +195,7 @@ def main():
                 t.add((key, config), rep, steady, 0.0, 0.0)
         print(f"  repetition {rep + 1}/{args.reps}", file=sys.stderr)
     problems = [p for p in problems if p]
+    scratch.cleanup()
 
     print(f"\n### Real GPU: host time per launch (ns), {args.reps} repetitions\n")
     print("Bare: the median. In brackets, added over bare: the median of the differences "
