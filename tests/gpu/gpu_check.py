@@ -405,6 +405,59 @@ def torch_scenarios(c, has_torch, why):
            f"{number(lines, 'triton launches')} launches", limit=120)
 
 
+def gpu_time_native(c, built):
+    """Profile mode's GPU time on app_shared, no torch: exact executions per kernel (launch:
+    add1 x4, flash_fwd_kernel x1, triton_poi_fused_add_0 x1; graph: 3 replays of 5 kernels),
+    nothing uncorrelated or dropped, both views summing to the total."""
+    if "app_shared" not in built:
+        return c.verdict("SKIP", "gpu-time.native", "app_shared was not built")
+    want = {"launch": ({"add1": 4, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1}, None),
+            "graph": ({"add1": 12, "triton_poi_fused_add_0": 3}, (3, 5))}
+    why, seen = [], []
+    for mode, (kernels, graph) in want.items():
+        prof = os.path.join(c.work, f"native-{mode}.%p.json")
+        res = c.run(f"gpu-time-{mode}", [built["app_shared"], mode], env=clean_env(
+            {"LD_PRELOAD": c.lib, "NVTXCORR": "1", "NVTXCORR_PROFILE": prof}), limit=30)
+        if res.rc is None:
+            return c.verdict("SKIP", "gpu-time.native", "not run: the deadline was reached")
+        files = [os.path.join(c.work, f) for f in os.listdir(c.work)
+                 if f.startswith(f"native-{mode}.")]
+        c.archive += files
+        if res.rc != 0 or len(files) != 1:
+            why.append(f"{mode}: rc {res.rc}, {len(files)} summaries")
+            continue
+        s, err = json.load(open(files[0])), None
+        t = s.get("totals") or {}
+        got = {}
+        for k in s.get("kernels", []):
+            if k.get("gpu_kernels"):
+                got[k["function"]] = got.get(k["function"], 0) + k["gpu_kernels"]
+        g = [(x["replays"], x["kernels_per_replay"]) for x in s.get("graphs") or []]
+        sums = {sum(k["gpu_ns"] or 0 for k in s.get("kernels", [])),
+                sum(e["gpu_ns"] or 0 for e in s.get("labels", [])) +
+                t.get("gpu_uncorrelated_ns", 0) + t.get("gpu_unlabelled_launch_ns", 0),
+                sum(e["gpu_ns"] or 0 for e in s.get("kernel_labels", [])) +
+                t.get("gpu_unlabelled_ns", 0)}
+        if not s.get("gpu_time"):
+            err = f"no GPU time: {s.get('gpu_time_note')}"
+        elif got != kernels:
+            err = f"executions {got}, expected {kernels}"
+        elif graph and g != [graph]:
+            err = f"graphs (replays, kernels per replay) {g}, expected {[graph]}"
+        elif t.get("gpu_uncorrelated_kernels") or t.get("gpu_dropped_records"):
+            err = (f"{t.get('gpu_uncorrelated_kernels')} uncorrelated, "
+                   f"{t.get('gpu_dropped_records')} dropped")
+        elif len(sums) != 1 or t.get("gpu_ns") not in sums or not t.get("gpu_ns"):
+            err = f"views do not sum to totals.gpu_ns {t.get('gpu_ns')}: {sorted(sums)}"
+        if err:
+            why.append(f"{mode}: {err}")
+        seen.append(f"{mode}: {sum(got.values())} kernels, {t.get('gpu_ns')} ns")
+    c.verdict("FAIL" if why else "PASS", "gpu-time.native",
+              "; ".join(why) if why else "app_shared under profile mode + CUPTI: exact "
+              "executions per kernel, graph replays, 0 uncorrelated, 0 dropped, views sum: " +
+              "; ".join(seen))
+
+
 def gpu_time(c, has_torch, why):
     """Profile mode's GPU time (CUPTI) against torch.profiler, and CUPTI's copies."""
     names = ("gpu-time.run", "gpu-time.torch-profiler")
@@ -617,7 +670,8 @@ def main(argv):
             has_torch, why = torch_info(c)
             for step, fn in (("native", lambda: native_scenarios(c, built)),
                              ("torch", lambda: torch_scenarios(c, has_torch, why)),
-                             ("gpu-time", lambda: gpu_time(c, has_torch, why)),
+                             ("gpu-time", lambda: (gpu_time_native(c, built),
+                                                   gpu_time(c, has_torch, why))),
                              ("ncu", lambda: ncu(c, built)),
                              ("throughput", lambda: throughput(c, has_torch, why, built))):
                 if step in only.split(","):

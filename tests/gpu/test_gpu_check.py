@@ -100,7 +100,7 @@ class Machine:
 ALL = ["build.nvtxcorr", "build.programs", "static-cudart-launch", "static-cudart-graph",
        "shared-cudart-launch", "shared-cudart-graph", "per-thread-launch", "driver-entry-point",
        "cublas-gemm", "pytorch-eager-and-graphs", "triton", "gpu-time.run",
-       "gpu-time.torch-profiler", "gpu-time.correlation", "gpu-time.views", "gpu-time.counts",
+       "gpu-time.native", "gpu-time.torch-profiler", "gpu-time.correlation", "gpu-time.views", "gpu-time.counts",
        "gpu-time.times", "gpu-time.graph", "cupti-copies", "ncu-nvtx-filter",
        "throughput.decode-loop", "throughput.host-ns"]
 
@@ -173,7 +173,7 @@ def test_broken_profiler_and_cupti(m):
     p, v, _ = m.check(STUB_TORCH_PROF_SCALE="1.1", GPU_CHECK_ONLY="gpu-time")
     failing(v, {"gpu-time.times": "FAIL", "gpu-time.counts": "PASS"})
     p, v, _ = m.check(FAKECUPTI_DROP_EVERY="3", GPU_CHECK_ONLY="gpu-time")
-    failing(v, {"gpu-time.correlation": "FAIL"})
+    failing(v, {"gpu-time.correlation": "FAIL", "gpu-time.native": "FAIL"})
     p, v, _ = m.check(STUB_TORCH_FAIL="profiler", GPU_CHECK_ONLY="gpu-time")
     failing(v, {"gpu-time.torch-profiler": "FAIL", "gpu-time": "FAIL", "gpu-time.run": "PASS"})
     p, v, _ = m.check(STUB_TORCH_FAIL="graph", GPU_CHECK_ONLY="torch,gpu-time")
