@@ -87,9 +87,10 @@ static void initialise_here(void *unused)
         return;
     }
     const char *why;
+    int prepared =
+        (nvtxcorr_config.profile || nvtxcorr_config.trace) && nvtxcorr_profile_prepare() == 0;
     int tool = nvtxcorr_emit_init();
-    int profile =
-        (nvtxcorr_config.profile || nvtxcorr_config.trace) && nvtxcorr_profile_init() == 0;
+    int profile = prepared && nvtxcorr_profile_init() == 0;
     if (tool || profile) {
         mode = profile ? NVTXCORR_MODE_PROFILE : NVTXCORR_MODE_ACTIVE;
         why = !profile ? "enabled, NVTX tool attached"

@@ -2,6 +2,8 @@
  * configured level, formatted into a stack buffer and written with write(2) (no stdio
  * locks, no allocation), and capped so a misbehaving program cannot flood its stderr. */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,12 +39,38 @@ void nvtxcorr_log(int level, const char *fmt, ...)
         len += (int)nvtxcorr_escape_controls(buf + len, sizeof buf - (size_t)len - 1, raw);
         buf[len++] = '\n';
     }
-    for (ssize_t off = 0; off < len;) {
-        ssize_t w = write(STDERR_FILENO, buf + off, (size_t)(len - off));
-        if (w <= 0 && errno != EINTR) break;
-        if (w > 0) off += w;
-    }
+    nvtxcorr_write_full(STDERR_FILENO, buf, (size_t)len);
     errno = saved;
+}
+
+int nvtxcorr_write_full(int fd, const void *buf, size_t len)
+{
+    sigset_t xfsz, old, pending;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+    /* One already pending (the program's own) is left for the program. */
+    int was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ);
+    const char *p = buf;
+    int err = 0;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            err = w < 0 ? errno : EIO;
+            break;
+        }
+        p += w, len -= (size_t)w;
+    }
+    if (err == EFBIG && !was_pending) {
+        /* The kernel sends it to this thread (send_sig: thread-directed), where it is blocked:
+         * take it back before the mask is restored. sigtimedwait is not on POSIX's list of
+         * async-signal-safe functions, but glibc's is the bare rt_sigtimedwait system call. */
+        struct timespec zero = {0, 0};
+        sigtimedwait(&xfsz, NULL, &zero);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
 }
 
 /* A label-table error (the loader's report callback). */

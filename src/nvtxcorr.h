@@ -63,6 +63,12 @@ void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf,
 struct nvtxcorr_label_error;
 void nvtxcorr_log_label_error(void *ctx, const struct nvtxcorr_label_error *error);
 #define NVTXCORR_LOG_ON(level) ((level) <= nvtxcorr_config.log_level)
+/* Every write nvtxcorr makes to a file (diagnostics, summary, trace): all of buf, retrying
+ * EINTR; returns 0, or the errno that stopped it. A write past RLIMIT_FSIZE raises SIGXFSZ,
+ * whose default action kills the process: it is blocked on the calling thread for the
+ * write, and the one the write raised is taken back, so it fails with EFBIG instead and the
+ * host's own writes behave as before. Async-signal-safe. */
+int nvtxcorr_write_full(int fd, const void *buf, size_t len);
 
 /* ---- the hook table and real-function slots (resolve.c) ---- */
 typedef enum nvtxcorr_slot_id {

@@ -72,10 +72,17 @@ static struct {
 enum { BUFFER_BYTES = 1 << 20 };
 static uint64_t ts_offset; /* CUPTI time - trace time (mod 2^64), when CUPTI keeps its own clock */
 
+/* Why CUPTI did not start, as the CUPTI thread found it (copied into nvtxcorr_prof_gpu_note by
+ * the thread that waited for it, unless that one gave up waiting and wrote its own reason). */
+static char start_note[sizeof nvtxcorr_prof_gpu_note];
+
+static void note_in(char *to, const char *a, const char *b, const char *c)
+{
+    snprintf(to, sizeof nvtxcorr_prof_gpu_note, "%s%s%s", a, b ? b : "", c ? c : "");
+}
 static void note(const char *a, const char *b, const char *c)
 {
-    snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "%s%s%s", a, b ? b : "",
-             c ? c : "");
+    note_in(nvtxcorr_prof_gpu_note, a, b, c);
 }
 
 static const char *result_name(CUptiResult r)
@@ -206,9 +213,10 @@ static const CUpti_ActivityKind optional[] = {CUPTI_ACTIVITY_KIND_MEMCPY,
 static const char *const required_names[] = {"CONCURRENT_KERNEL", "EXTERNAL_CORRELATION", "DRIVER",
                                              "RUNTIME"};
 
-static void start_helper(void);
-
-static int start_cupti(void)
+/* The loading part of CUPTI's start, on the launching thread: dlopen runs libcupti's ELF
+ * constructors only, and stays on the thread that may hold the loader lock (a first launch
+ * from a library constructor), where another thread's dlopen would wait for it. */
+static int load_cupti(void)
 {
     char tried[2048] = "";
     void *h = nvtxcorr_prof_cupti_open(tried, sizeof tried);
@@ -229,9 +237,15 @@ static int start_cupti(void)
         note("out of memory", NULL, NULL);
         return -1;
     }
+    return 0;
+}
+
+/* The CUPTI calls of the start, on the CUPTI thread; a failure's reason goes to start_note. */
+static int enable_cupti(void)
+{
     CUptiResult r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
-        note("cuptiActivityRegisterCallbacks: ", result_name(r), NULL);
+        note_in(start_note, "cuptiActivityRegisterCallbacks: ", result_name(r), NULL);
         return -1;
     }
     if (api.cuptiActivityRegisterTimestampCallback == NULL ||
@@ -254,22 +268,21 @@ static int start_cupti(void)
             api.cuptiActivityDisable(required[enabled]);
         if (api.cuptiGetLastError) api.cuptiGetLastError(); /* clear CUPTI's sticky error */
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-            note("another CUPTI client is active (Nsight Systems, Nsight Compute, "
-                 "torch.profiler?): ",
-                 result_name(r), NULL);
+            note_in(start_note,
+                    "another CUPTI client is active (Nsight Systems, Nsight Compute, "
+                    "torch.profiler?): ",
+                    result_name(r), NULL);
         else
-            note("cuptiActivityEnable(", failed, ") failed: ");
+            note_in(start_note, "cuptiActivityEnable(", failed, ") failed: ");
         if (r != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-            size_t n = strlen(nvtxcorr_prof_gpu_note);
-            snprintf(nvtxcorr_prof_gpu_note + n, sizeof nvtxcorr_prof_gpu_note - n, "%s",
-                     result_name(r));
+            size_t n = strlen(start_note);
+            snprintf(start_note + n, sizeof start_note - n, "%s", result_name(r));
         }
         return -1;
     }
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++)
         if (api.cuptiActivityEnable(optional[i]) != CUPTI_SUCCESS && api.cuptiGetLastError)
             api.cuptiGetLastError();
-    start_helper();
     return 0;
 }
 
@@ -355,64 +368,129 @@ static void flush_and_wait(void)
         nvtxcorr_prof_gpu_set_partial("CUPTI did not give back every buffer within 2 s");
 }
 
-/* The signal path cannot flush itself: CUPTI and the record processing allocate and lock,
- * which a signal handler must not. A helper thread, started with CUPTI and blocked on a
- * semaphore (sem_post is async-signal-safe), flushes and settles the records; the handler
- * waits for it a bounded time. If the thread the signal interrupted holds a lock the helper
- * needs (it was inside CUPTI, or delivering a buffer), the helper cannot finish, and the
- * summary says the GPU time is partial instead of the process hanging. */
+/* The CUPTI thread. Every CUPTI call that can block, outside the two per launch, runs there:
+ * the start (callbacks, cuptiActivityEnable) and every flush. A CUPTI that never returns then
+ * holds up that thread only: the program waits for it a bounded time (START_WAIT_MS at the
+ * first launch, FLUSH_WAIT_MS at exit) and goes on without the GPU time, the summary saying
+ * why. The push and pop of the external id around each launch stay on the launching thread:
+ * a thread hop per launch would cost more than the launch, and CUPTI keeps that stack per
+ * thread.
+ *
+ * The signal path cannot flush itself either: CUPTI and the record processing allocate and
+ * lock, which a signal handler must not. It wakes the thread (sem_post is async-signal-safe),
+ * which flushes and settles the records, and waits for it a bounded time. If the thread the
+ * signal interrupted holds a lock the flush needs (it was inside CUPTI, or delivering a
+ * buffer), the flush cannot finish, and the summary says the GPU time is partial instead of
+ * the process hanging. */
+enum { START_WAIT_MS = 5000, FLUSH_WAIT_MS = 3000 };
+enum { STARTING, STARTED, START_FAILED, START_ABANDONED };
+static _Atomic int start_state;
 static sem_t flush_request;
-static _Atomic int flush_done, helper_started;
+static _Atomic int flush_done, flush_settles, abandoned;
 
-static void *flush_helper(void *arg)
+static void *cupti_thread(void *arg)
 {
     (void)arg;
+    int r = enable_cupti(), expected = STARTING;
+    if (!atomic_compare_exchange_strong(&start_state, &expected, r == 0 ? STARTED : START_FAILED)) {
+        /* Too late: the program went on without GPU time. No record is wanted any more. */
+        for (size_t i = 0; r == 0 && i < sizeof required / sizeof *required; i++)
+            api.cuptiActivityDisable(required[i]);
+        for (size_t i = 0; r == 0 && i < sizeof optional / sizeof *optional; i++)
+            api.cuptiActivityDisable(optional[i]);
+        return NULL;
+    }
+    if (r != 0) return NULL;
     for (;;) {
         while (sem_wait(&flush_request) != 0)
             ;
         flush_and_wait();
-        nvtxcorr_prof_gpu_finished(nvtxcorr_prof_gpu_finish(0));
+        if (atomic_load(&flush_settles)) nvtxcorr_prof_gpu_finished(nvtxcorr_prof_gpu_finish(0));
         atomic_store(&flush_done, 1);
     }
     return NULL;
 }
 
-static void start_helper(void)
+/* Waits, at most ms milliseconds of CLOCK_MONOTONIC, until *flag != value; returns whether it
+ * changed. Async-signal-safe (clock_gettime, nanosleep). */
+static int wait_while(_Atomic int *flag, int value, int ms)
 {
+    struct timespec now, step = {0, 500 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t end = (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 + ms;
+    while (atomic_load(flag) == value) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000 >= end) return 0;
+        nanosleep(&step, NULL);
+    }
+    return 1;
+}
+
+/* CUPTI's start: libcupti loaded here, its calls made on the CUPTI thread (8 MiB of stack
+ * reserved: CUPTI's first enable is deep; only the pages touched cost memory), waited for a
+ * bounded time. */
+enum { START_STACK = 8 << 20 };
+static int start_cupti(void)
+{
+    if (load_cupti() != 0) return -1;
     pthread_t t;
     pthread_attr_t attr;
     sigset_t all, old;
-    if (sem_init(&flush_request, 0, 0) != 0) return;
+    if (sem_init(&flush_request, 0, 0) != 0) {
+        note("no semaphore for CUPTI's thread", NULL, NULL);
+        return -1;
+    }
     sigfillset(&all);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_attr_setstacksize(&attr, 256 * 1024);
+    pthread_attr_setstacksize(&attr, START_STACK);
     pthread_sigmask(SIG_SETMASK, &all, &old); /* the program's signals never land there */
-    if (pthread_create(&t, &attr, flush_helper, NULL) == 0) atomic_store(&helper_started, 1);
+    int created = pthread_create(&t, &attr, cupti_thread, NULL) == 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
+    if (!created) {
+        note("no thread for CUPTI could be started", NULL, NULL);
+        return -1;
+    }
+    wait_while(&start_state, STARTING, START_WAIT_MS);
+    int expected = STARTING;
+    if (atomic_compare_exchange_strong(&start_state, &expected, START_ABANDONED)) {
+        atomic_store(&abandoned, 1);
+        note("CUPTI did not start within 5 s (cuptiActivityRegisterCallbacks or "
+             "cuptiActivityEnable did not return); GPU time abandoned",
+             NULL, NULL);
+        return -1;
+    }
+    if (expected == START_FAILED) {
+        memcpy(nvtxcorr_prof_gpu_note, start_note, sizeof start_note);
+        return -1;
+    }
+    return 0;
 }
 
 void nvtxcorr_prof_gpu_flush(int from_signal)
 {
     if (nvtxcorr_prof_gpu_on != 1) return;
-    if (!from_signal) {
-        flush_and_wait();
+    atomic_store(&closed, 1); /* later launches push nothing */
+    if (atomic_load(&start_state) != STARTED) {
+        nvtxcorr_prof_gpu_set_partial("CUPTI not flushed: its thread is gone");
         return;
     }
-    if (!atomic_load(&helper_started)) {
-        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI not flushed");
-        return;
-    }
+    atomic_store(&flush_settles, from_signal);
     atomic_store(&flush_done, 0);
     sem_post(&flush_request);
-    for (int i = 0; i < 600 && !atomic_load(&flush_done); i++) {
-        struct timespec ts = {0, 5 * 1000 * 1000}; /* 3 s in all */
-        nanosleep(&ts, NULL);
-    }
-    if (!atomic_load(&flush_done))
-        nvtxcorr_prof_gpu_set_partial("terminated by a signal: CUPTI could not be flushed "
-                                      "within 3 s; records still in its buffers are not counted");
+    if (wait_while(&flush_done, 0, FLUSH_WAIT_MS)) return;
+    atomic_store(&abandoned, 1);
+    nvtxcorr_prof_gpu_set_partial(
+        from_signal ? "terminated by a signal: CUPTI could not be flushed within 3 s; records "
+                      "still in its buffers are not counted"
+                    : "cuptiActivityFlushAll did not return within 3 s at exit: GPU time "
+                      "abandoned there; records still in CUPTI's buffers are not counted");
+}
+
+int nvtxcorr_prof_gpu_abandoned(void)
+{
+    return atomic_load(&abandoned);
 }
 #else
 static int start_cupti(void)
@@ -430,6 +508,10 @@ void nvtxcorr_prof_gpu_note_failures(void) {}
 void nvtxcorr_prof_gpu_flush(int from_signal)
 {
     (void)from_signal;
+}
+int nvtxcorr_prof_gpu_abandoned(void)
+{
+    return 0;
 }
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 {
@@ -462,10 +544,10 @@ void nvtxcorr_prof_gpu_start(void)
     }
 }
 
-/* CUPTI's start (dlopen of a 4 MB library and its constructors, the first activity enable,
- * which sets up its profiling state) is deeper than a program thread's stack may be: it runs
- * on a stack of its own, 8 MiB reserved (only the pages touched cost memory). */
-enum { START_STACK = 8 << 20 };
+/* CUPTI's load (dlopen of a 4 MB library and its constructors) is deeper than a program
+ * thread's stack may be: it runs on a stack of its own, 1 MiB reserved (only the pages touched
+ * cost memory); the enable runs on the CUPTI thread's own stack. */
+enum { LOAD_STACK = 1 << 20 };
 static void start_cupti_here(void *result)
 {
     *(int *)result = start_cupti();
@@ -488,7 +570,7 @@ static void start_at_launch(void)
         return;
     }
     int r = -1;
-    nvtxcorr_on_fresh_stack(START_STACK, start_cupti_here, &r);
+    nvtxcorr_on_fresh_stack(LOAD_STACK, start_cupti_here, &r);
     if (r == 0) {
         nvtxcorr_prof_gpu_note[0] = 0;
         nvtxcorr_prof_exit_gpu_started();

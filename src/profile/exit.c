@@ -13,8 +13,10 @@
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
  * (own integer and string formatting into static buffers, write(2)), the records are read
  * with relaxed atomic loads and no lock is taken, the paths were expanded beforehand, and the
- * system calls used (open, write, close, read of /proc/self/cmdline, uname, sigaction,
- * raise, clock_gettime, nanosleep) are on POSIX's async-signal-safe list. A second signal
+ * system calls used (open, write, close, read of /proc/self/cmdline, fstat, lseek, fcntl,
+ * ftruncate, rename, unlink, uname, sigaction, pthread_sigmask, sigpending, raise,
+ * clock_gettime, nanosleep) are on POSIX's async-signal-safe list; sigtimedwait, after a write
+ * refused at the file-size limit, is not, but is a bare system call in glibc. A second signal
  * arriving on the same thread while the first is being handled is blocked until the process
  * ends. A signal that arrives on another thread while the summary is being written (by the
  * first signal's handler, or the normal exit path) waits for it, a bounded 5 s, and then ends
@@ -68,12 +70,13 @@ int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
     return 0;
 }
 
-static void expand_or_say(const char *pattern, char *out, size_t size)
+/* A path too long after expansion is empty: the summary then goes to stderr at exit (as for
+ * every path that cannot be written), the trace is not recorded. */
+static void expand_or_say(const char *pattern, char *out, size_t size, const char *instead)
 {
     out[0] = 0;
     if (pattern && nvtxcorr_prof_expand(pattern, out, size) != 0) {
-        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; nothing written",
-                          NULL);
+        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead, NULL);
         out[0] = 0;
     }
 }
@@ -84,9 +87,10 @@ void nvtxcorr_prof_process_reset(void)
     nvtxcorr_prof_process.pid = (int)getpid();
     nvtxcorr_prof_process.start_ns = nvtxcorr_prof_realtime_ns();
     expand_or_say(nvtxcorr_config.profile, nvtxcorr_prof_process.profile_path,
-                  sizeof nvtxcorr_prof_process.profile_path);
+                  sizeof nvtxcorr_prof_process.profile_path,
+                  "summary printed to stderr instead (at exit)");
     expand_or_say(nvtxcorr_config.trace, nvtxcorr_prof_process.trace_path,
-                  sizeof nvtxcorr_prof_process.trace_path);
+                  sizeof nvtxcorr_prof_process.trace_path, "no trace recorded");
     atomic_store(&finished, 0);
     atomic_store(&gpu_flushed, 0);
     atomic_store(&written, 0);
@@ -114,10 +118,13 @@ static void finish(int from_signal)
     int saved = errno;
     atomic_store(&writer, syscall(SYS_gettid));
     flush_gpu(from_signal);
-    int locked = nvtxcorr_prof_gpu_on == 1 ? nvtxcorr_prof_gpu_finish(from_signal) : 0;
+    /* After an abandoned flush CUPTI's thread may be stuck delivering a buffer, under the
+     * lock: only tried then, as from a signal handler. */
+    int locked = nvtxcorr_prof_gpu_on == 1
+                     ? nvtxcorr_prof_gpu_finish(from_signal || nvtxcorr_prof_gpu_abandoned())
+                     : 0;
     nvtxcorr_prof_trace_finish(from_signal);
-    if (nvtxcorr_config.profile && nvtxcorr_prof_process.profile_path[0])
-        nvtxcorr_prof_summary_write();
+    if (nvtxcorr_config.profile) nvtxcorr_prof_summary_write();
     nvtxcorr_prof_gpu_finished(locked);
     atomic_store(&written, 1);
     errno = saved;

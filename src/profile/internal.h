@@ -172,10 +172,18 @@ static inline void prof_own_leave(uint64_t t0)
  * no locale) ---- */
 typedef struct prof_out {
     int fd;
-    int failed;
+    int failed, err; /* err: the errno of the failure */
+    int owned;       /* fd is a file nvtxcorr opened: checked to be it before each write */
+    uint64_t dev, ino;
     size_t len;
     char buf[16384];
 } prof_out_t;
+/* Starts writing to fd; owned: a file nvtxcorr opened, which the program may close and
+ * replace (a daemon closing every descriptor): each write first checks that the descriptor
+ * still names that file (fstat's device and inode), and fails with EBADF otherwise. */
+void nvtxcorr_out_open(prof_out_t *o, int fd, int owned);
+/* Whether fd still names the file with this device and inode. */
+int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino);
 void nvtxcorr_out_flush(prof_out_t *o);
 void nvtxcorr_out_mem(prof_out_t *o, const char *s, size_t n);
 void nvtxcorr_out_str(prof_out_t *o, const char *s);
@@ -186,6 +194,12 @@ void nvtxcorr_out_csv(prof_out_t *o, const char *s);  /* a CSV field, quoted whe
  * (never more than `size`, no terminator). */
 size_t nvtxcorr_fmt_u64(char *buf, uint64_t v);
 size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
+/* The length of the well-formed UTF-8 character at s, or 0 when the byte there starts none. */
+size_t nvtxcorr_utf8_len(const char *s);
+/* s for a line of the text table: control characters (C0, DEL, C1) and bytes that are not
+ * well-formed UTF-8 become '?', so a name cannot break a line or the columns (NUL-terminated, cut
+ * to fit size). */
+size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s);
 /* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */
 void nvtxcorr_prof_say(const char *level, ...);
@@ -251,6 +265,9 @@ void nvtxcorr_prof_gpu_pop(void);
 /* Before the summary's GPU note is written: adds the launches whose push failed, if any. */
 void nvtxcorr_prof_gpu_note_failures(void);
 void nvtxcorr_prof_gpu_flush(int from_signal);
+/* A CUPTI call did not return within its bound (the start or the exit flush): the records
+ * CUPTI still holds are given up, and the summary is written without waiting for them. */
+int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
 void nvtxcorr_prof_gpu_reset(void);

@@ -4,26 +4,38 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
 
-static void write_all(int fd, const char *p, size_t n, int *failed)
+int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino)
 {
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            *failed = 1;
-            return;
-        }
-        p += w, n -= (size_t)w;
-    }
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev &&
+           (uint64_t)st.st_ino == ino;
+}
+
+void nvtxcorr_out_open(prof_out_t *o, int fd, int owned)
+{
+    struct stat st;
+    o->fd = fd;
+    o->failed = o->err = 0;
+    o->len = 0;
+    o->owned = owned && fstat(fd, &st) == 0;
+    o->dev = o->owned ? (uint64_t)st.st_dev : 0;
+    o->ino = o->owned ? (uint64_t)st.st_ino : 0;
 }
 
 void nvtxcorr_out_flush(prof_out_t *o)
 {
-    if (o->len && !o->failed) write_all(o->fd, o->buf, o->len, &o->failed);
+    if (o->len && !o->failed) {
+        if (o->owned && !nvtxcorr_prof_fd_is(o->fd, o->dev, o->ino))
+            o->err = EBADF;
+        else
+            o->err = nvtxcorr_write_full(o->fd, o->buf, o->len);
+        o->failed = o->err != 0;
+    }
     o->len = 0;
 }
 
@@ -74,30 +86,64 @@ void nvtxcorr_out_u64(prof_out_t *o, uint64_t v)
     nvtxcorr_out_mem(o, buf, nvtxcorr_fmt_u64(buf, v));
 }
 
-/* The escaped body of a JSON string (no quotes): ", \ and control characters. Bytes >= 0x80
- * pass through: names and labels are UTF-8. */
-size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s)
+/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing past U+10FFFF), or 0. */
+size_t nvtxcorr_utf8_len(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (s[0] < 0x80) return 1;
+    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
+               : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
+               : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
+                                              : 0;
+    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
+    if (s[0] == 0xE0) lo = 0xA0;
+    if (s[0] == 0xED) hi = 0x9F;
+    if (s[0] == 0xF0) lo = 0x90;
+    if (s[0] == 0xF4) hi = 0x8F;
+    if (n == 0 || s[1] < lo || s[1] > hi) return 0;
+    for (size_t i = 2; i < n; i++)
+        if ((s[i] & 0xC0) != 0x80) return 0;
+    return n;
+}
+
+/* One character of s, escaped for a JSON string, into e (at most 6 bytes); *used: the bytes
+ * of s it took. Well-formed UTF-8 passes through; a byte that is not (a kernel name is
+ * whatever bytes the program gave the driver) is written as \u00XX, its Latin-1 reading, so
+ * the document stays valid JSON and distinct names stay distinct. */
+static size_t json_char(const char *s, char *e, size_t *used)
 {
     static const char hex[] = "0123456789abcdef";
-    size_t n = 0;
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        char e[6];
-        size_t k = 0;
-        if (c == '"' || c == '\\')
-            e[k++] = '\\', e[k++] = (char)c;
-        else if (c == '\n')
-            e[k++] = '\\', e[k++] = 'n';
-        else if (c == '\t')
-            e[k++] = '\\', e[k++] = 't';
-        else if (c < 0x20)
-            e[0] = '\\', e[1] = 'u', e[2] = '0', e[3] = '0', e[4] = hex[c >> 4], e[5] = hex[c & 15],
-            k = 6;
-        else
-            e[k++] = (char)c;
+    unsigned char c = (unsigned char)*s;
+    size_t k = nvtxcorr_utf8_len(s);
+    *used = k ? k : 1;
+    if (c == '"' || c == '\\') {
+        e[0] = '\\', e[1] = (char)c;
+        return 2;
+    }
+    if (c == '\n' || c == '\t') {
+        e[0] = '\\', e[1] = c == '\n' ? 'n' : 't';
+        return 2;
+    }
+    if (c < 0x20 || k == 0) {
+        memcpy(e, "\\u00", 4);
+        e[4] = hex[c >> 4], e[5] = hex[c & 15];
+        return 6;
+    }
+    memcpy(e, s, k);
+    return k;
+}
+
+/* The escaped body of a JSON string (no quotes), cut at a whole character to fit size. */
+size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s)
+{
+    size_t n = 0, used;
+    char e[6];
+    while (*s) {
+        size_t k = json_char(s, e, &used);
         if (n + k > size) break;
         memcpy(buf + n, e, k);
-        n += k;
+        n += k, s += used;
     }
     return n;
 }
@@ -108,41 +154,63 @@ void nvtxcorr_out_json(prof_out_t *o, const char *s)
         nvtxcorr_out_str(o, "null");
         return;
     }
-    char buf[512];
     nvtxcorr_out_mem(o, "\"", 1);
-    while (*s) { /* in pieces that cannot split an escape */
-        size_t take = 0;
-        while (s[take] && take < 80)
-            take++;
-        char piece[81];
-        memcpy(piece, s, take);
-        piece[take] = 0;
-        nvtxcorr_out_mem(o, buf, nvtxcorr_fmt_json(buf, sizeof buf, piece));
-        s += take;
+    size_t used;
+    char e[6];
+    while (*s) {
+        nvtxcorr_out_mem(o, e, json_char(s, e, &used));
+        s += used;
     }
     nvtxcorr_out_mem(o, "\"", 1);
 }
 
+/* A CSV field, quoted when it holds a comma, a quote or a control character (a line break).
+ * CSV has no escapes: a byte that is not well-formed UTF-8 becomes U+FFFD, so the file stays
+ * UTF-8 text. */
 void nvtxcorr_out_csv(prof_out_t *o, const char *s)
 {
     if (s == NULL) return;
-    if (strpbrk(s, ",\"\n\r") == NULL) {
-        nvtxcorr_out_str(o, s);
-        return;
+    int quote = strpbrk(s, ",\"") != NULL;
+    for (const char *c = s; *c && !quote; c++)
+        quote = (unsigned char)*c < 0x20;
+    if (quote) nvtxcorr_out_mem(o, "\"", 1);
+    while (*s) {
+        size_t k = nvtxcorr_utf8_len(s);
+        if (k == 0)
+            nvtxcorr_out_mem(o, "\xEF\xBF\xBD", 3), k = 1;
+        else if (*s == '"')
+            nvtxcorr_out_mem(o, "\"\"", 2);
+        else
+            nvtxcorr_out_mem(o, s, k);
+        s += k;
     }
-    nvtxcorr_out_mem(o, "\"", 1);
-    for (; *s; s++) {
-        if (*s == '"') nvtxcorr_out_mem(o, "\"", 1);
-        nvtxcorr_out_mem(o, s, 1);
+    if (quote) nvtxcorr_out_mem(o, "\"", 1);
+}
+
+size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s)
+{
+    size_t n = 0;
+    while (*s && n + 4 < size) {
+        size_t k = nvtxcorr_utf8_len(s);
+        unsigned char c = (unsigned char)*s;
+        int control = c < 0x20 || c == 0x7f || (c == 0xC2 && (unsigned char)s[1] < 0xA0);
+        if (k == 0 || control) { /* C0, DEL, C1 (U+0080..U+009F): a terminal acts on those */
+            buf[n++] = '?';
+            s += k ? k : 1;
+            continue;
+        }
+        memcpy(buf + n, s, k);
+        n += k, s += k;
     }
-    nvtxcorr_out_mem(o, "\"", 1);
+    buf[n] = 0;
+    return n;
 }
 
 void nvtxcorr_prof_say(const char *level, ...)
 {
     char line[1024];
     size_t n = 0;
-    int saved = errno, failed = 0;
+    int saved = errno;
     va_list ap;
     va_start(ap, level);
     const char *parts[3] = {"nvtxcorr: ", level, ": "};
@@ -156,7 +224,7 @@ void nvtxcorr_prof_say(const char *level, ...)
     }
     va_end(ap);
     line[n++] = '\n';
-    write_all(STDERR_FILENO, line, n, &failed);
+    nvtxcorr_write_full(STDERR_FILENO, line, n);
     errno = saved;
 }
 
@@ -177,6 +245,12 @@ const char *nvtxcorr_prof_strerror(int err)
         return "read-only file system";
     case ENOSPC:
         return "no space left on device";
+    case EFBIG:
+        return "file size limit reached (EFBIG)";
+    case EIO:
+        return "I/O error";
+    case EBADF:
+        return "its descriptor was closed or reused by the program";
     case EDQUOT:
         return "disk quota exceeded";
     case ELOOP:

@@ -5,7 +5,8 @@
  * pushes the launch's range when a tool is attached, and otherwise makes no NVTX call.
  *
  * What the core calls, and from where:
- *   nvtxcorr_profile_init       core.c, once, while initialising
+ *   nvtxcorr_profile_prepare    core.c, once, first thing when initialising
+ *   nvtxcorr_profile_init       core.c, once, while initialising (after the NVTX tool)
  *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
  *   nvtxcorr_profile_forget     kernels.c and graphs.c, when a handle's label changes
  *   nvtxcorr_profile_forget_all kernels.c, when a module unload drops every function label
@@ -27,8 +28,12 @@ typedef enum {
     NVTXCORR_PROFILE_GRAPH     /* CUgraphExec */
 } nvtxcorr_profile_kind_t;
 
-/* 0 when profile or trace mode is on; -1 when neither could start (the core then runs as if
- * neither variable were set). */
+/* Before anything slow (the NVTX tool's load): the process's facts, the signal handlers and
+ * the trace's file, so that a SIGTERM while nvtxcorr initialises still writes the summary and
+ * ends the trace. 0, or -1 when neither mode can start (then nvtxcorr_profile_init is not
+ * called, and the core runs as if neither variable were set). */
+int nvtxcorr_profile_prepare(void);
+/* 0 when profile or trace mode is on; -1 when neither could start. */
 int nvtxcorr_profile_init(void);
 
 /* A handle's label changed or the handle went away: its statistics record is found again at

@@ -481,13 +481,19 @@ void nvtxcorr_prof_stats_after_fork(void)
     nvtxcorr_prof_self = NULL;
 }
 
-int nvtxcorr_profile_init(void)
+int nvtxcorr_profile_prepare(void)
 {
     if (pthread_key_create(&thread_key, thread_exit) != 0) return -1;
-    nvtxcorr_prof_clock_init();
     nvtxcorr_prof_process_reset();
+    nvtxcorr_prof_exit_init(); /* from here a SIGTERM writes what there is */
+    nvtxcorr_prof_clock_init();
     if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
         return -1;
+    return 0;
+}
+
+int nvtxcorr_profile_init(void)
+{
     /* Sites 0 and 1: where kernel and graph launches go once their bound is reached. */
     pthread_mutex_lock(&intern_lock);
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
@@ -495,6 +501,5 @@ int nvtxcorr_profile_init(void)
     pthread_mutex_unlock(&intern_lock);
     pthread_atfork(NULL, NULL, after_fork_in_child);
     nvtxcorr_prof_gpu_start();
-    nvtxcorr_prof_exit_init();
     return 0;
 }

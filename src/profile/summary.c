@@ -1,9 +1,11 @@
 /* The per-process summary, written once at exit (exit.c): per label and per kernel, the
  * launch counts and the CPU time spent inside launch calls. Format by the path's extension:
  * .json (the stable interface, docs/profile.md), .csv, anything else a text table sorted by
- * time. The file is created with O_CREAT|O_EXCL|O_NOFOLLOW: an existing file or a symlink is
- * never overwritten or followed. When the file cannot be created the text table goes to
- * stderr instead, after one line saying why, so nothing is lost.
+ * time. The name is claimed with O_CREAT|O_EXCL|O_NOFOLLOW (an existing file or a symlink is
+ * never overwritten or followed), the summary written to a temporary name beside it and
+ * renamed over the claim when whole. When the file cannot be created, or a write fails (a
+ * full disk, the file-size limit, a descriptor the program closed), the part is removed and
+ * the text table goes to stderr instead, after one line saying why, so nothing is lost.
  *
  * Everything here may run in a signal handler: records are read with relaxed loads while
  * other threads may still be launching (a count read a moment early is fine), nothing is
@@ -11,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -149,7 +152,7 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 /* ---- the three formats ---- */
 typedef struct totals {
     uint64_t launches, graph_launches, errors, capture, total, skipped;
-    uint64_t own; /* nvtxcorr's own work inside launch calls, not in `total` */
+    uint64_t own;                 /* nvtxcorr's own work inside launch calls, not in `total` */
     uint64_t other, other_graphs; /* launches beyond the site bounds (internal.h) */
 } totals_t;
 
@@ -345,9 +348,10 @@ static void pad(const char *s, size_t width, int right)
     nvtxcorr_prof_pad(&out, s, width, right);
 }
 
-void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right)
+void nvtxcorr_prof_pad(prof_out_t *o, const char *text, size_t width, int right)
 {
-    size_t cols = 0, cut = 0, bytes = strlen(s);
+    char s[1024];
+    size_t cols = 0, cut = 0, bytes = nvtxcorr_text_safe(s, sizeof s, text);
     for (size_t i = 0; i < bytes; i++) /* columns are UTF-8 code points */
         if (((unsigned char)s[i] & 0xC0) != 0x80) {
             if (cols == width - 3) cut = i;
@@ -538,18 +542,39 @@ void nvtxcorr_prof_summary_write(void)
 
     const char *path = nvtxcorr_prof_process.profile_path;
     format_t format = format_of(path);
-    out.fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    out.failed = 0;
-    out.len = 0;
-    if (out.fd < 0) {
+    /* The file comes into being whole or not at all: the name is claimed (O_EXCL: an
+     * existing file is never overwritten), the summary written to a temporary name beside
+     * it and renamed over the claim. A failed write (a full disk, the file-size limit, a
+     * descriptor the program closed) removes both and prints the table to stderr instead. */
+    int claim = path[0] ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
+                        : (errno = ENAMETOOLONG, -1);
+    if (claim < 0) {
         int err = errno;
-        nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
-                          err == EEXIST ? "; not overwritten, summary printed to stderr instead"
-                                        : "; summary printed to stderr instead",
-                          NULL);
-        out.fd = STDERR_FILENO;
-        format = FORMAT_TEXT;
+        if (path[0]) /* a path too long after expansion was reported at start-up */
+            nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
+                              err == EEXIST ? "; not overwritten, summary printed to stderr instead"
+                                            : "; summary printed to stderr instead",
+                              NULL);
+        nvtxcorr_out_open(&out, STDERR_FILENO, 0);
+        write_text(nl, &tot, nsites);
+        nvtxcorr_out_flush(&out);
+        return;
     }
+    struct stat claimed;
+    int claim_known = fstat(claim, &claimed) == 0;
+    static char tmp[sizeof nvtxcorr_prof_process.profile_path + 32];
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
+    int fd = -1;
+    if (n + 16 < sizeof tmp) { /* "dir/.base.nvtxcorr-tmp" */
+        memcpy(tmp, path, dir);
+        tmp[dir] = '.';
+        memcpy(tmp + dir + 1, path + dir, n - dir);
+        memcpy(tmp + n + 1, ".nvtxcorr-tmp", sizeof ".nvtxcorr-tmp");
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    }
+    /* No temporary name (too long, or left behind by a killed run): the claim itself. */
+    nvtxcorr_out_open(&out, fd >= 0 ? fd : claim, 1);
     if (format == FORMAT_JSON)
         write_json(nl, nlabels, nk, nsites, &tot, end_ns);
     else if (format == FORMAT_CSV)
@@ -557,15 +582,22 @@ void nvtxcorr_prof_summary_write(void)
     else
         write_text(nl, &tot, nsites);
     nvtxcorr_out_flush(&out);
-    if (out.fd != STDERR_FILENO) {
-        if (out.failed) {
-            nvtxcorr_prof_say("error", path, ": write failed; summary printed to stderr instead",
-                              NULL);
-            out.fd = STDERR_FILENO;
-            out.failed = 0;
-            write_text(nl, &tot, nsites);
-            nvtxcorr_out_flush(&out);
-        }
-        close(out.fd);
+    int err = out.err;
+    if (fd >= 0) {
+        if (err != EBADF && close(fd) != 0 && !err) err = errno; /* NFS: a full disk at close */
+        if (!err && rename(tmp, path) != 0) err = errno;
+        if (err) unlink(tmp);
+    }
+    if (claim_known &&
+        nvtxcorr_prof_fd_is(claim, (uint64_t)claimed.st_dev, (uint64_t)claimed.st_ino))
+        close(claim); /* unless the program closed it and has the number for its own file */
+    if (err) {
+        unlink(path);
+        nvtxcorr_prof_say("error", path, ": write failed: ", nvtxcorr_prof_strerror(err),
+                          "; the part written was removed, summary printed to stderr instead",
+                          NULL);
+        nvtxcorr_out_open(&out, STDERR_FILENO, 0);
+        write_text(nl, &tot, nsites);
+        nvtxcorr_out_flush(&out);
     }
 }

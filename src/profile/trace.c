@@ -6,8 +6,13 @@
  * written to the file (one write(2), O_APPEND) when it fills, when the thread exits and at
  * process exit. The file is JSON's array format, which trace viewers accept unterminated:
  * it starts "[" and a metadata event, and each event is written as ",\n{...}", so a file cut
- * short by SIGKILL is a valid prefix (append "]" to read it as strict JSON). NVTXCORR_TRACE_MAX_MB
- * caps the file; past it recording stops, with one warning.
+ * short by SIGKILL is a valid prefix (append "]" to read it as strict JSON). At a normal close
+ * the pages' blank padding is squeezed out and "]" appended. NVTXCORR_TRACE_MAX_MB caps the
+ * file; past it recording stops, with one warning. A failed write (ENOSPC, EFBIG) or a
+ * descriptor that is no longer the file created (the program closed it and may have reused
+ * the number) stops it too, said once: nothing is ever written to a descriptor that does not
+ * name our file, nor after the closing "]" (writes are made under one lock, which the close
+ * takes last).
  *
  * Each buffer has a tiny lock (`busy`) between its owner writing it out and the exit path
  * writing it out; the owner appends events without it, past `committed`, which only it moves
@@ -16,8 +21,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -27,53 +35,114 @@
 
 _Atomic int nvtxcorr_prof_tracing;
 static int trace_fd = -1;
-static _Atomic int open_state; /* 0 to open, 1 opening, 2 open, 3 failed */
+static uint64_t trace_dev, trace_ino; /* what trace_fd must still name to be written to */
+static _Atomic int open_state;        /* 0 to open, 1 opening, 2 open, 3 failed */
 static _Atomic uint64_t trace_written;
-static _Atomic int trace_closed, cap_warned;
+static _Atomic int trace_closed, cap_warned, stopped;
 static uint64_t trace_cap;
+/* The file's lock, held for each write to it: writes stay whole pages and in order even
+ * when one fails part-way (the part is cut back before the next), and nothing is written
+ * once the file is closed. `holding` lets a signal handler that interrupted the holder on
+ * its own thread go on without it (the interrupted write never resumes: the process ends). */
+static _Atomic int file_busy;
+static __thread int holding __attribute__((tls_model("initial-exec")));
 
 int nvtxcorr_profile_tracing(void)
 {
     return atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
 }
 
-static int lock_buffer(prof_thread_t *t, long tries)
+static int spin_lock(_Atomic int *lock, long tries)
 {
     for (long i = 0; i < tries; i++) {
-        if (!atomic_exchange_explicit(&t->busy, 1, memory_order_acquire)) return 1;
+        if (!atomic_exchange_explicit(lock, 1, memory_order_acquire)) return 1;
         if (i > 64) sched_yield();
     }
     return 0;
+}
+
+static int lock_buffer(prof_thread_t *t, long tries)
+{
+    return spin_lock(&t->busy, tries);
 }
 static void unlock_buffer(prof_thread_t *t)
 {
     atomic_store_explicit(&t->busy, 0, memory_order_release);
 }
 
-static int write_all(const char *p, size_t n)
+/* Bounded (about 2 s, the time of a very slow write): a writer stuck in the kernel delays
+ * others, it never hangs them. */
+static int lock_file(int closing)
 {
-    while (n > 0) {
-        ssize_t w = write(trace_fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return -1;
-        p += w, n -= (size_t)w;
+    if (holding) return 1;
+    for (int i = 0; i < 20000; i++) {
+        if (spin_lock(&file_busy, 64)) return holding = 1;
+        if (!closing && atomic_load(&trace_closed)) return 0; /* it is not coming back */
+        struct timespec ts = {0, 100 * 1000};
+        nanosleep(&ts, NULL);
     }
     return 0;
+}
+static void unlock_file(void)
+{
+    holding = 0;
+    atomic_store_explicit(&file_busy, 0, memory_order_release);
+}
+
+/* Whether trace_fd is still the file we created: a program may close every descriptor and
+ * open its own files (a daemon does), and the number then names one of them. */
+static int owned(void)
+{
+    return nvtxcorr_prof_fd_is(trace_fd, trace_dev, trace_ino);
+}
+
+/* Recording stops for good: the descriptor is not ours any more (EBADF), or a write failed
+ * (ENOSPC, EFBIG at the file-size limit, EIO). Said once; the file keeps its whole pages, so
+ * it still ends on a whole event. Caller holds the file lock. */
+static void stop(int err)
+{
+    atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+    if (atomic_exchange(&stopped, err)) return;
+    struct stat st;
+    int known = err != EBADF && fstat(trace_fd, &st) == 0;
+    if (known && st.st_size % PROF_TRACE_PAGE) {
+        int cut = ftruncate(trace_fd, st.st_size - st.st_size % PROF_TRACE_PAGE);
+        (void)cut; /* cannot be cut: viewers still read up to the last whole event */
+    }
+    nvtxcorr_prof_say(
+        "error", nvtxcorr_prof_process.trace_path, ": trace stopped: ", nvtxcorr_prof_strerror(err),
+        err == EBADF                            ? "; nothing more is written to that descriptor"
+        : known && st.st_size < PROF_TRACE_PAGE ? "; nothing fitted, no trace kept"
+                                                : "; the events written before are kept",
+        NULL);
+}
+
+/* One write of whole pages to the trace, if it is still ours. Caller holds the file lock. */
+static void write_pages(const char *p, size_t n)
+{
+    if (atomic_load(&stopped)) return;
+    int err = owned() ? nvtxcorr_write_full(trace_fd, p, n) : EBADF;
+    if (err) stop(err);
 }
 
 /* Creates the file and writes its head: "[" and a process_name metadata event. */
 static int open_file(void)
 {
     const char *path = nvtxcorr_prof_process.trace_path;
-    trace_fd =
-        path[0] ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644)
-                : -1;
+    trace_fd = path[0]
+                   ? open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0644)
+                   : -1;
+    struct stat st;
+    if (trace_fd >= 0 && fstat(trace_fd, &st) != 0) close(trace_fd), trace_fd = -1;
     if (trace_fd < 0) {
-        nvtxcorr_prof_say(
-            "error", path, ": ", nvtxcorr_prof_strerror(errno),
-            errno == EEXIST ? "; not overwritten, no trace recorded" : "; no trace recorded", NULL);
+        if (path[0]) /* a path too long after expansion was reported at start-up */
+            nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(errno),
+                              errno == EEXIST ? "; not overwritten, no trace recorded"
+                                              : "; no trace recorded",
+                              NULL);
         return -1;
     }
+    trace_dev = (uint64_t)st.st_dev, trace_ino = (uint64_t)st.st_ino;
     char p[PROF_TRACE_PAGE], num[24];
     size_t n = 0, k = nvtxcorr_fmt_u64(num, (uint64_t)nvtxcorr_prof_process.pid);
     PUT("[{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
@@ -84,7 +153,11 @@ static int open_file(void)
     memset(p + n, ' ', sizeof p - n); /* events start on a page boundary (reserve) */
     n = sizeof p;
     atomic_store(&trace_written, n); /* the head counts against the cap too */
-    return write_all(p, n);
+    int took = !holding;             /* finish() holds the lock when a child opens its file there */
+    if (took && !lock_file(0)) return 0;
+    write_pages(p, n);
+    if (took) unlock_file();
+    return 0;
 }
 
 static int ensure_open(void)
@@ -93,7 +166,15 @@ static int ensure_open(void)
     if (s == 2) return 0;
     int expected = 0;
     if (s == 0 && atomic_compare_exchange_strong(&open_state, &expected, 1)) {
+        /* A SIGTERM on this thread between the file's creation and its head would end it
+         * empty: the signals whose handler ends the trace wait (another thread's handler
+         * waits below for the head). */
+        sigset_t term, old;
+        sigemptyset(&term);
+        sigaddset(&term, SIGTERM), sigaddset(&term, SIGINT), sigaddset(&term, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &term, &old);
         int ok = open_file() == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
         atomic_store_explicit(&open_state, ok ? 2 : 3, memory_order_release);
         if (!ok) atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
         return ok ? 0 : -1;
@@ -103,23 +184,28 @@ static int ensure_open(void)
     return atomic_load(&open_state) == 2 ? 0 : -1;
 }
 
-/* Writes one buffer's events; past the cap, stops recording instead. */
-static void emit(const char *buf, size_t len)
+/* Writes one buffer's events; past the cap, stops recording instead. `final`: the closing
+ * flush (finish), which holds the file lock and runs after trace_closed is set. */
+static void emit(const char *buf, size_t len, int final)
 {
     if (len == 0 || ensure_open() != 0) return;
-    uint64_t before = atomic_fetch_add(&trace_written, len);
-    if (before + len > trace_cap) {
-        atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
-        if (!atomic_exchange(&cap_warned, 1)) {
-            char mb[24];
-            mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
-            nvtxcorr_prof_say("warn", nvtxcorr_prof_process.trace_path,
-                              ": trace reached NVTXCORR_TRACE_MAX_MB=", mb,
-                              " MiB; recording stopped", NULL);
+    if (!final && !lock_file(0)) return;
+    if (final || !atomic_load(&trace_closed)) {
+        uint64_t before = atomic_fetch_add(&trace_written, len);
+        if (before + len > trace_cap) {
+            atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+            if (!atomic_exchange(&cap_warned, 1)) {
+                char mb[24];
+                mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
+                nvtxcorr_prof_say("warn", nvtxcorr_prof_process.trace_path,
+                                  ": trace reached NVTXCORR_TRACE_MAX_MB=", mb,
+                                  " MiB; recording stopped", NULL);
+            }
+        } else {
+            write_pages(buf, len);
         }
-        return;
     }
-    write_all(buf, len);
+    if (!final) unlock_file();
 }
 
 /* Blanks up to the next page boundary of the buffer (whitespace between JSON values). */
@@ -132,20 +218,20 @@ static size_t pad_to_page(char *buf, size_t at)
 
 /* A buffer's events, in whole pages (the last one padded with blanks). Caller holds `busy`;
  * the owner may be appending past `committed` meanwhile, so only up to it is touched. */
-static void emit_buffer(prof_thread_t *t)
+static void emit_buffer(prof_thread_t *t, int final)
 {
     size_t len = atomic_load_explicit(&t->committed, memory_order_acquire);
     if (len == 0) return;
     size_t end = pad_to_page(t->trace_buf, len);
     if (end != len) atomic_store_explicit(&t->committed, end, memory_order_release);
-    emit(t->trace_buf, end);
+    emit(t->trace_buf, end, final);
 }
 
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t)
 {
     if (t == NULL || t->trace_buf == NULL) return;
     if (!lock_buffer(t, 1000000)) return;
-    if (!atomic_load(&trace_closed)) emit_buffer(t);
+    if (!atomic_load(&trace_closed)) emit_buffer(t, 0);
     atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
     unlock_buffer(t);
 }
@@ -307,9 +393,10 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, 
         s->label_id != PROF_NO_LABEL
             ? atomic_load_explicit(&nvtxcorr_prof_labels[s->label_id], memory_order_acquire)->text
             : s->function;
+    /* Formatted here first and reserved at its length: the worst case (3,600 bytes, for names
+     * escaped six bytes a character) would leave most of each page blank. */
+    char p[3600];
     prof_thread_t *t;
-    char *p = reserve(&t, 3600);
-    if (p == NULL) return;
     size_t n = 0;
     PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"");
     n += nvtxcorr_fmt_json(p + n, 1000, label);
@@ -332,6 +419,9 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, 
         n += fmt_us(p + n, start_ns + dur_ns / 2);
         p[n++] = '}';
     }
+    char *room = reserve(&t, n);
+    if (room == NULL) return;
+    memcpy(room, p, n);
     commit(t, n);
 }
 
@@ -380,32 +470,92 @@ int nvtxcorr_prof_trace_init(void)
     return 0;
 }
 
+/* At a normal close the blank padding that kept every page whole (so that a file cut short
+ * by SIGKILL ends on a whole event) has done its work: the pages are read back and written
+ * again without it, in place (what is written never passes what was read), and the file is
+ * cut to the events. A failure part-way keeps what was squeezed so far, which ends on a
+ * whole event. Returns the file's new length, or -1 when it was left as it was. */
+static char squeeze_buf[PROF_TRACE_BUF]; /* finish() only, which runs once */
+static off_t squeeze(void)
+{
+    struct stat st;
+    int fl = fcntl(trace_fd, F_GETFL);
+    if (fstat(trace_fd, &st) != 0 || fl < 0 || fcntl(trace_fd, F_SETFL, fl & ~O_APPEND) != 0)
+        return -1;
+    off_t size = st.st_size - st.st_size % PROF_TRACE_PAGE, rd = 0, wr = 0;
+    while (rd < size) {
+        size_t want =
+            (size_t)(size - rd) < sizeof squeeze_buf ? (size_t)(size - rd) : sizeof squeeze_buf;
+        size_t got = 0;
+        if (lseek(trace_fd, rd, SEEK_SET) != rd) break;
+        while (got < want) {
+            ssize_t r = read(trace_fd, squeeze_buf + got, want - got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) break;
+            got += (size_t)r;
+        }
+        if (got < want) break;
+        size_t n = 0;
+        for (size_t page = 0; page < want; page += PROF_TRACE_PAGE) {
+            size_t end = page + PROF_TRACE_PAGE;
+            while (end > page && squeeze_buf[end - 1] == ' ')
+                end--;
+            memmove(squeeze_buf + n, squeeze_buf + page, end - page);
+            n += end - page;
+        }
+        if (lseek(trace_fd, wr, SEEK_SET) != wr || nvtxcorr_write_full(trace_fd, squeeze_buf, n))
+            break;
+        wr += (off_t)n, rd += (off_t)want;
+    }
+    if (rd < size && rd != wr) size = wr; /* stopped part-way: only the squeezed part is whole */
+    if (rd >= size) size = wr;
+    if (ftruncate(trace_fd, size) != 0 || lseek(trace_fd, size, SEEK_SET) != size) return -1;
+    return size;
+}
+
 void nvtxcorr_prof_trace_finish(int from_signal)
 {
     if (atomic_load(&open_state) == 0 && !atomic_load(&nvtxcorr_prof_tracing)) return;
     atomic_store(&nvtxcorr_prof_tracing, 0);
     atomic_store(&trace_closed, 1);
+    /* Writers that passed the gate finish first; a later one sees trace_closed and writes
+     * nothing. If the lock cannot be had (a write stuck in the kernel), the file is left
+     * open and unterminated, as a killed process leaves it: nothing follows its end. */
+    if (!lock_file(1)) return;
     /* Everything flushed so far, then each thread's pending events. A buffer whose lock is
      * held (by the thread this signal interrupted) is left out rather than waited for. */
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
         if (t->trace_buf == NULL || !lock_buffer(t, from_signal ? 1000 : 1000000)) continue;
-        emit_buffer(t);
+        emit_buffer(t, 1);
         unlock_buffer(t);
     }
-    if (atomic_load(&open_state) == 2) {
-        write_all("\n]\n", 3);
+    int err = atomic_load(&stopped);
+    if (atomic_load(&open_state) == 2 && err != EBADF && owned()) {
+        off_t size = squeeze(); /* -1: left as it was (an append-only file), still whole */
+        struct stat st;
+        if (size != 0) {
+            nvtxcorr_write_full(trace_fd, "\n]\n", 3);
+        } else if (size == 0 && lstat(nvtxcorr_prof_process.trace_path, &st) == 0 &&
+                   (uint64_t)st.st_dev == trace_dev && (uint64_t)st.st_ino == trace_ino) {
+            unlink(nvtxcorr_prof_process.trace_path); /* not even its head fitted */
+        }
         close(trace_fd);
     }
+    /* The lock stays taken: nothing is written to the trace after its end. */
 }
 
 void nvtxcorr_prof_trace_after_fork(void)
 {
-    if (atomic_load(&open_state) == 2) close(trace_fd); /* the parent's file stays the parent's */
+    /* The parent's file stays the parent's (unless the number is no longer the trace's). */
+    if (atomic_load(&open_state) == 2 && owned()) close(trace_fd);
     trace_fd = -1;
     atomic_store(&open_state, 0);
     atomic_store(&trace_written, 0);
     atomic_store(&trace_closed, 0);
     atomic_store(&cap_warned, 0);
+    atomic_store(&stopped, 0);
+    atomic_store(&file_busy, 0);
+    holding = 0;
     if (nvtxcorr_config.trace) atomic_store(&nvtxcorr_prof_tracing, 1);
 }

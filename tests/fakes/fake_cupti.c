@@ -28,6 +28,10 @@
  *                               did not lend (as another CUPTI client's), freed by the fake
  *                               after; if the client ever lends it back, stderr says
  *                               "fake_cupti: foreign buffer lent back"
+ *   FAKECUPTI_HANG=CALLS        the CUPTI calls named (a comma-separated list of register,
+ *                               enable, flush, dropped: cuptiActivityRegisterCallbacks,
+ *                               cuptiActivityEnable, cuptiActivityFlushAll,
+ *                               cuptiActivityGetNumDroppedRecords) never return
  *   FAKECUPTI_START_DELAY_MS=n  cuptiActivityRegisterCallbacks sleeps n ms first (a slow start,
  *                               as libcupti's is on a real driver)
  *   FAKECUPTI_SLOW_BUFFER_MS=n  the first cuptiActivityGetNumDroppedRecords sleeps n ms: the
@@ -97,6 +101,18 @@ static uint64_t mono_ns(void)
 static uint64_t now_ns(void)
 {
     return timestamp_fn ? timestamp_fn() : mono_ns();
+}
+
+/* FAKECUPTI_HANG: a call named there blocks its thread for good, as a CUPTI stuck on a lock
+ * or on a driver that does not answer. */
+static void maybe_hang(const char *call)
+{
+    const char *v = getenv("FAKECUPTI_HANG");
+    size_t n = strlen(call);
+    for (const char *p = v; p && *p; p += strcspn(p, ","), p += *p == ',')
+        if (!strncmp(p, call, n) && (p[n] == ',' || p[n] == 0))
+            for (;;)
+                pause();
 }
 
 static void sleep_ms(int ms)
@@ -356,6 +372,7 @@ FC_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
                                                   CUpti_BuffersCallbackCompleteFunc done)
 {
     configure();
+    maybe_hang("register");
     sleep_ms(start_delay_ms);
     if (req == NULL || done == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
@@ -383,6 +400,7 @@ FC_API CUptiResult cuptiGetTimestamp(uint64_t *ts)
 FC_API CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
     configure();
+    maybe_hang("enable");
     if (refuse) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     if ((unsigned)kind >= 64 || record_size(kind) == 0) return CUPTI_ERROR_NOT_COMPATIBLE;
     enabled_kinds[kind] = 1;
@@ -398,6 +416,7 @@ FC_API CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 FC_API CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     (void)flag;
+    maybe_hang("flush");
     if (fail_flush) return CUPTI_ERROR_UNKNOWN;
     pthread_mutex_lock(&lock);
     complete_locked();
@@ -418,6 +437,7 @@ FC_API CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid,
 FC_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t stream, size_t *n)
 {
     (void)ctx, (void)stream;
+    maybe_hang("dropped");
     if (n == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
     static _Atomic int slowed;
     if (slow_buffer_ms > 0 && !atomic_exchange(&slowed, 1)) sleep_ms(slow_buffer_ms);
