@@ -446,8 +446,9 @@ def test_stat(env):
     lines = run.err.splitlines()
     check(lines[0].startswith("nvtxcorr: profile of pid ") and " 6 launches (0 graph)" in lines[0],
           run.err)
-    check({line.split()[0] for line in lines[2:]} ==
-          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"}, run.err)
+    check({line.split()[0] for line in lines[2:5]} ==
+          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"} and
+          lines[5:] == ["(no GPU time: NVTXCORR_GPU=0)"], run.err)
     run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"], rc=3)
     check(re.search(r"^add1 +- +1 ", run.err, re.M), run.err)
     run = stat_run(env, [env.prog("scn_profile"), "signal", "default"], rc=128 + signal.SIGTERM)
@@ -513,7 +514,8 @@ def test_report_merges_exactly(env):
     check(text.returncode == 0 and "profile of 3 processes: " in text.stdout, text.stdout)
     check(all(len(line) <= 100 for line in text.stdout.splitlines()), text.stdout)
     top = report(env, "--by", "kernel", "--top", "1", *files).stdout.splitlines()
-    check(len(top) == 4 and top[1].startswith("kernel") and "more rows" in top[3], f"{top}")
+    check(len(top) == 5 and top[1].startswith("kernel") and "more rows" in top[3] and
+          top[4] == "(no GPU time: NVTXCORR_GPU=0)", f"{top}")
     procs = report(env, "--by", "process", *files).stdout
     check(len(re.findall(r"^scn_\w+ \[\d+\]", procs, re.M)) == 3, procs)
     rows = list(csv.DictReader(io.StringIO(report(env, "--csv", *files).stdout)))
