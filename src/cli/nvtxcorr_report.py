@@ -127,7 +127,7 @@ class Graph:
     def add(self, g):
         self.time.add(g, "replays", "gpu_ns", "gpu_replay_min_ns", "gpu_replay_max_ns")
         self.ops += g["gpu_kernels"]
-        for b, count in g.get("gpu_replay_histogram", []):
+        for b, count in g.get("gpu_replay_histogram") or []:
             self.hist[b] = self.hist.get(b, 0) + count
 
     def fields(self):

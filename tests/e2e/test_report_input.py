@@ -1,0 +1,190 @@
+"""`nvtxcorr report` against malformed summaries (issue 16, case 7): every field of a real
+summary replaced by a value of the wrong type, removed, or made NaN, Infinity, a lone surrogate
+or nested thousands deep. Each malformed file gets one `nvtxcorr: error: FILE: why; left out`
+line and is left out, the good files are still reported, no run ends in a traceback, and the
+output is always JSON that a strict reader takes. Also the merge's own fields (issue 17,
+item 14): totals over several files, the process count of a merged file fed back."""
+import copy
+import json
+import os
+import re
+import subprocess
+import tempfile
+
+from harness import check, scenario
+from test_cupti import demo, fake_cupti, gpu_run
+from test_profile import launcher, profile_run, summaries
+
+WRONG = ("x", [], {}, None, -1, True, 1.5, "DELETE")
+
+
+def strict(text):
+    def refuse(name):
+        raise ValueError(f"{name} in the output")
+    return json.loads(text, parse_constant=refuse)
+
+
+def paths(v, path=()):
+    """Every place in the summary: the keys of objects, the first entry of each list."""
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield path + (k,)
+            yield from paths(x, path + (k,))
+    elif isinstance(v, list) and v:
+        yield path + (0,)
+        yield from paths(v[0], path + (0,))
+
+
+def replaced(d, path, value):
+    d = copy.deepcopy(d)
+    parent = d
+    for k in path[:-1]:
+        parent = parent[k]
+    if value == "DELETE":
+        if isinstance(parent, dict):
+            del parent[path[-1]]
+        else:
+            parent.pop(path[-1])
+    else:
+        parent[path[-1]] = value
+    return d
+
+
+def report(*args):
+    r = subprocess.run([launcher_path, "report", *args], capture_output=True, text=True)
+    check("Traceback" not in r.stderr, f"report {' '.join(args[:3])}...: traceback:\n"
+          f"{r.stderr[-3000:]}")
+    return r
+
+
+def rejected(r, files):
+    """The files the run named as left out; every stderr line must be such a line."""
+    out = set()
+    for line in r.stderr.splitlines():
+        m = re.match(r"^nvtxcorr: error: (.+?): (.+); left out$", line)
+        check(m and m[1] in files, f"unexpected stderr line: {line!r}")
+        out.add(m[1])
+    return out
+
+
+launcher_path = None
+
+
+@scenario
+def test_report_malformed_input(env):
+    global launcher_path
+    launcher_path = launcher(env)
+    fake_cupti(env)
+    _, sums, _ = gpu_run(env, [demo(env)])
+    gpu = next(iter(sums.values()))
+    check(gpu["gpu_time"] and gpu["kernel_labels"] and gpu["graphs"], "no GPU summary")
+    _, sums, _ = profile_run(env, [env.prog("scn_driver"), "graphs"])
+    cpu = next(iter(sums.values()))
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-fuzz-")
+    good = []
+    for name, d in (("good-gpu.json", gpu), ("good-cpu.json", cpu)):
+        good.append(os.path.join(tmp, name))
+        with open(good[-1], "w") as f:
+            json.dump(d, f)
+
+    files, must_reject = [], []
+
+    why = {}
+
+    def write(text, reject, what=""):
+        path = os.path.join(tmp, f"v{len(files)}.json")
+        why[path] = what or text[:80]
+        with open(path, "w", encoding="utf-8", errors="surrogatepass") as f:
+            f.write(text)
+        files.append(path)
+        if reject:
+            must_reject.append(path)
+
+    used = {"labels", "kernels", "kernel_labels", "graphs", "totals", "histogram", "pid",
+            "host", "command", "gpu_time", "gpu_time_note"}
+    for base in (gpu, cpu):
+        for path in paths(base):
+            if base is cpu and len(path) > 1:
+                continue  # the GPU summary has every kind of entry the other has
+            for value in WRONG:
+                d = replaced(base, path, value)
+                # A count where a count is read, replaced by a non-count, must be refused.
+                entry = path[0] in ("labels", "kernels") and len(path) == 3
+                count = isinstance(value, int) and not isinstance(value, bool) and value >= 0
+                reject = entry and (path[2] in ("launches", "cpu_ns") and not count or
+                                    path[2] == "cpu_histogram" and not (
+                                        value == [] and base[path[0]][0]["launches"] == 0))
+                if path in (("totals",), ("kernel_labels",), ("graphs",)) and (
+                        value in ("x", -1, True, 1.5) or value == {} and path != ("totals",)):
+                    reject = True
+                write(json.dumps(d), reject, f"{path} = {value!r}")
+    # Text no JSON reader should take, or that no output could print.
+    raw = json.dumps(gpu)
+    write(raw.replace('"gpu_ns": ' + str(gpu["totals"]["gpu_ns"]), '"gpu_ns": NaN', 1), True)
+    write(raw.replace('"cpu_ns": ', '"cpu_ns": Infinity, "x": ', 1), True)
+    write(raw.replace('"start_ns": ', '"start_ns": -Infinity, "y": ', 1), True)
+    write(raw.replace('"start_ns": ', '"start_ns": 1e999, "y": ', 1), True)
+    write(raw.replace('"host": ', '"z": 1e400, "host": ', 1), True)
+    write(raw[:-1] + ', "deep": ' + "[" * 5000 + "]" * 5000 + "}", True)
+    write(raw[:-1] + ', "deep": ' + "[" * 100 + "]" * 100 + "}", True)
+    write(raw[:-1] + ', "deep": ' + '{"a": ' * 70 + "1" + "}" * 70 + "}", True)
+    write(raw.replace('"label": "', '"label": "\\ud800', 1), True)
+    write('{"labels": [], "kernels": [], "totals": [1, 2]}', True)
+    write('{"labels": [], "kernels": [], "histogram": []}', True)
+    write('{"labels": [], "kernels": [], "graphs": [{"label": "g"}]}', True)
+    write('{"labels": [], "kernels": [], "kernel_labels": [{"label": 3}]}', True)
+    write('{"labels": [], "kernels": [], "merged": [{"pid": "x"}]}', True)
+    write('{"labels": [], "kernels": [], "command": "not a list"}', True)
+    for text in ("", "[]", "null", "3", '"x"', raw[:len(raw) // 2], "\x00\x01\x02"):
+        write(text, True)
+
+    everything = good + files
+    r = report("--json", *everything)
+    left_out = rejected(r, everything)
+    check(r.returncode == 1, f"rc {r.returncode}")
+    check(not left_out & set(good), f"good files left out: {left_out & set(good)}")
+    missed = [p for p in must_reject if p not in left_out]
+    check(not missed, f"{len(missed)} malformed files reported: " +
+          "; ".join(why[p] for p in missed[:5]))
+    merged = strict(r.stdout)
+    taken = {m["file"] for m in merged["merged"]}
+    check(taken == set(everything) - left_out, f"merged {len(taken)} files, "
+          f"{len(everything) - len(left_out)} accepted")
+    print(f"{len(files)} malformed variants: {len(left_out)} left out, "
+          f"{len(taken) - len(good)} accepted")
+    for args in (["--by", "kernel", "--sort", "launches", "--top", "all"], ["--by", "process"],
+                 ["--csv"], ["--suggest"]):
+        r = report(*args, *everything)
+        check(rejected(r, everything) == left_out and r.returncode == 1 and r.stdout,
+              f"{args}: not the same files left out")
+    # Alone, each special file is refused and a good one beside it still reported.
+    for path in files[-20:]:
+        r = report("--json", good[1], path)
+        check(rejected(r, [good[1], path]) == {path} and
+              strict(r.stdout)["pid"] == cpu["pid"], f"{path}: {r.stderr}")
+
+
+@scenario
+def test_report_merge_totals(env):
+    """report --json over several files keeps totals (the files' summed), and a merged file fed
+    back to report counts the processes it merged."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-totals-")
+    for argv in (["direct"], ["graphs"], ["threads", "10"]):
+        profile_run(env, [env.prog("scn_driver"), *argv], tmp=tmp)
+    parts = list(summaries(tmp).values())
+    files = sorted(os.path.join(tmp, f) for f in os.listdir(tmp))
+    r = subprocess.run([launcher(env), "report", "--json", *files], capture_output=True,
+                       text=True)
+    m = strict(r.stdout)
+    for k in ("launches", "graph_launches", "capture_launches", "cpu_ns", "unlabelled_launches"):
+        check(m["totals"][k] == sum(p["totals"][k] for p in parts), f"totals {k}: {m['totals']}")
+    check(m["totals"]["gpu_ns"] is None, f"{m['totals']}")
+    merged = os.path.join(tmp, "merged.out")
+    with open(merged, "w") as f:
+        f.write(r.stdout)
+    text = subprocess.run([launcher(env), "report", merged], capture_output=True, text=True)
+    check(text.stdout.startswith("nvtxcorr: profile of 3 processes: "), text.stdout)
+    again = strict(subprocess.run([launcher(env), "report", "--json", merged, files[0]],
+                                  capture_output=True, text=True).stdout)
+    check(len(again["merged"]) == 4 and again["totals"]["launches"] ==
+          m["totals"]["launches"] + parts[0]["totals"]["launches"], f"{again['merged']}")
