@@ -265,12 +265,14 @@ static void cell(prof_out_t *o, uint64_t v, int time, size_t width)
     nvtxcorr_prof_pad(o, buf, width, 1);
 }
 
+static prof_cols_t cols; /* both GPU tables share one layout */
+
 static void text_row(prof_out_t *o, const char *label, const char *category,
                      const prof_gpu_stat_t *s, uint64_t whole)
 {
-    nvtxcorr_prof_pad(o, label, 28, 0);
+    nvtxcorr_prof_pad(o, label, cols.first, 0);
     nvtxcorr_out_str(o, " ");
-    nvtxcorr_prof_pad(o, category ? category : "-", 11, 0);
+    nvtxcorr_prof_pad(o, category ? category : "-", cols.second, 0);
     cell(o, s->n, 0, 9);
     char share[16];
     uint64_t tenths = whole ? (s->ns * 1000 + whole / 2) / whole : 0;
@@ -288,8 +290,32 @@ static void text_row(prof_out_t *o, const char *label, const char *category,
     nvtxcorr_out_str(o, "\n");
 }
 
-static const char header[] = "label                        category      kernels  share     total"
-                             "     mean      min      max\n";
+static void header(prof_out_t *o)
+{
+    nvtxcorr_prof_pad(o, "label", cols.first, 0);
+    nvtxcorr_out_str(o, " ");
+    nvtxcorr_prof_pad(o, "category", cols.second, 0);
+    nvtxcorr_out_str(o, "   kernels  share     total     mean      min      max\n");
+}
+
+/* The layout of the two GPU tables: every label either shows, and the uncorrelated row. */
+static void fit_gpu_tables(uint32_t nsites)
+{
+    uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
+    memset(&cols, 0, sizeof cols);
+    nvtxcorr_prof_cols_need(&cols, "label", "category");
+    if (nvtxcorr_prof_gpu.uncorrelated)
+        nvtxcorr_prof_cols_need(&cols, "[not from a wrapped launch]", NULL);
+    for (uint32_t i = 0; i < nlabels; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
+        prof_gpu_stat_t a, b;
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &a);
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &b);
+        if (a.n || b.n) nvtxcorr_prof_cols_need(&cols, l->text, l->category);
+    }
+    nvtxcorr_prof_cols_fit(&cols, 54, 1); /* " kernels share total mean min max" */
+}
 
 void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
 {
@@ -309,8 +335,9 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, nvtxcorr_prof_gpu_note);
         nvtxcorr_out_str(o, ")");
     }
+    fit_gpu_tables(nsites);
     nvtxcorr_out_str(o, "\nby launch label (a graph launch's label gets all its kernels)\n");
-    nvtxcorr_out_str(o, header);
+    header(o);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
     for (uint32_t i = 0; i < nlabels; i++) {
         const prof_label_t *l =
@@ -332,7 +359,7 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
         text_row(o, "[not from a wrapped launch]", NULL, &u, g->ns);
     }
     nvtxcorr_out_str(o, "by kernel label (every kernel that ran, graph nodes included)\n");
-    nvtxcorr_out_str(o, header);
+    header(o);
     n = kernel_labels(nsites);
     for (uint32_t i = 0; i < n; i++) {
         const prof_label_t *l =
@@ -345,11 +372,14 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
             atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
         const prof_gpu_replays_t *r = replays_of(s);
         if (r == NULL || r->time.n == 0) continue;
-        if (first)
-            nvtxcorr_out_str(o, "graph                        replays  kernels/replay"
-                                "  per replay: mean      p50      p99\n");
+        prof_cols_t graph_cols = {0};
+        nvtxcorr_prof_cols_fit(&graph_cols, 61, 0); /* " replays kernels/replay mean p50 p99" */
+        if (first) {
+            nvtxcorr_prof_pad(o, "graph", graph_cols.first, 0);
+            nvtxcorr_out_str(o, "  replays  kernels/replay  per replay: mean      p50      p99\n");
+        }
         first = 0;
-        nvtxcorr_prof_pad(o, s->name, 28, 0);
+        nvtxcorr_prof_pad(o, s->name, graph_cols.first, 0);
         cell(o, r->time.n, 0, 8);
         cell(o, r->ops / r->time.n, 0, 15);
         cell(o, r->time.ns / r->time.n, 1, 17);

@@ -231,5 +231,16 @@ void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites);
 void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites);
 void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
 void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
+/* The text tables' layout (docs/profile.md, "CSV and text"; nvtxcorr_report.py the same): a
+ * line is at most PROF_TEXT_WIDTH columns, the numbers take `numbers` of them at the right and
+ * the one or two text columns share the rest. Feed every value shown (headings included) to
+ * nvtxcorr_prof_cols_need, then nvtxcorr_prof_cols_fit gives the widths. */
+#define PROF_TEXT_WIDTH 100
+#define PROF_SECOND_MIN 22
+typedef struct prof_cols {
+    size_t need1, need2, first, second;
+} prof_cols_t;
+void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second);
+void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two);
 
 #endif
