@@ -576,51 +576,54 @@ def json_object(summaries):
 
 # ---- --suggest --------------------------------------------------------------------------------
 # (family, ERE that both Python and POSIX read alike, label, category). First match wins, as
-# in a label table; "other" takes what is left.
+# in a label table, so the families stand in a fixed order, the more specific first: a fused
+# norm ("fused_add_rms_norm_kernel") is a norm, not an add; an activation ("silu_and_mul") is
+# not a multiply; llama.cpp's mul_mat_vec_q is a matmul. Labels and categories follow the
+# shipped tables (docs/labels/*.conf). "other" takes what is left.
 FAMILIES = [
-    ("communication", r"nccl|[Aa]ll[Rr]educe|all_reduce|[Aa]ll[Gg]ather|all_gather|"
-     r"[Rr]educe[Ss]catter|reduce_scatter|[Aa]ll[Tt]o[Aa]ll|all_to_all", "comm", "comm"),
-    ("attention", r"flash|[Aa]ttention|attn|[Aa]ttn|fmha|sdpa|mha_", "attention", "attention"),
-    ("gemm", r"gemm|[Gg]emm|gemv|[Gg]emv|matmul|[Mm]at[Mm]ul|xmma|cutlass|cublas", "matmul",
-     "matmul"),
-    ("norm", r"norm|[Nn]orm", "norm", "norm"),
+    ("communication", r"nccl|[Aa]ll[Rr]educe|all_reduce|allreduce|cross_device_reduce|"
+     r"[Aa]ll[Gg]ather|all_gather|[Rr]educe[Ss]catter|reduce_scatter|[Aa]ll[Tt]o[Aa]ll|"
+     r"all_to_all", "comm", "comm"),
+    ("attention", r"flash|[Aa]ttention|attn|[Aa]ttn|fmha|sdpa|mha_|[Pp]refill[Ww]ith|"
+     r"[Dd]ecode[Ww]ith", "attention", "attention"),
     ("Triton-generated", r"^triton_", "triton.{function}", "triton"),
+    ("gemm", r"gemm|[Gg]emm|gemv|[Gg]emv|matmul|[Mm]at[Mm]ul|mul_mat|xmma|cutlass|cublas|nvjet|"
+     r"[Mm]arlin", "matmul", "matmul"),
+    ("norm", r"norm|[Nn]orm", "norm", "norm"),
+    ("activation", r"silu|[Ss]ilu|gelu|[Gg]elu|relu|[Rr]elu|_glu|swiglu|act_and_mul",
+     "activation", "elementwise"),
     ("elementwise", r"elementwise|[Ee]lementwise|pointwise|vectorized|unrolled|[Ff]ill|"
-     r"copy|[Cc]opy|add|mul|relu|gelu|silu|act", "elementwise", "elementwise"),
+     r"copy|[Cc]opy|add|mul|bin_bcast|unary|scale|clamp", "elementwise", "elementwise"),
 ]
 
 
-def classify(k, families):
-    for fam in families:
+def classify(k):
+    for fam in FAMILIES:
         if any(re.search(fam[1], k[n]) for n in ("function", "name")):
             return fam[0]
     return "other"
 
 
 def suggest(summaries):
-    # Kernels that got no rule: their label is the default, the base name.
+    # Kernels that got no rule: their label is the default, the base name. The pseudo-kernels
+    # of graph copy and memset nodes ([memcpy], [memset]) are no kernel a rule could name.
     unruled = {}
     for _, d in summaries:
         for k in d["kernels"]:
-            if k.get("label") == k["function"] and k.get("category") is None:
+            if k.get("label") == k["function"] and k.get("category") is None and \
+                    not k["name"].startswith("["):
                 e = unruled.setdefault(k["name"], dict(k, launches=0, cpu_ns=0))
                 e["launches"] += k["launches"]
                 e["cpu_ns"] += k["cpu_ns"]
-    order = list(FAMILIES)
-    for _ in range(3):  # rules are tried in time order, so classify in that order
-        groups = {}
-        for k in unruled.values():
-            groups.setdefault(classify(k, order), []).append(k)
-        time_of = {f: sum(k["cpu_ns"] for k in ks) for f, ks in groups.items()}
-        new = sorted((f for f in FAMILIES if f[0] in groups), key=lambda f: -time_of[f[0]])
-        if new == order:
-            break
-        order = new
-    total = sum(time_of.values()) or 1
+    groups = {}
+    for k in unruled.values():
+        groups.setdefault(classify(k), []).append(k)
+    total = sum(k["cpu_ns"] for k in unruled.values()) or 1
     out = ["# Starter label table from nvtxcorr report --suggest: one rule per family of",
-           "# kernels that no rule matched, most CPU time in launch calls first. Check with",
-           "# `nvtxcorr check FILE`, then edit labels and split families as you need."]
-    for fam in order + [("other", None, "{function}", "other")]:
+           "# kernels that no rule matched, in the order a first match needs (the more",
+           "# specific first), each with its share of the CPU time in launch calls. Check",
+           "# with `nvtxcorr check FILE`, then edit labels and split families as you need."]
+    for fam in FAMILIES + [("other", None, "{function}", "other")]:
         ks = sorted(groups.get(fam[0], []), key=lambda k: -k["cpu_ns"])
         if not ks:
             continue
@@ -629,7 +632,7 @@ def suggest(summaries):
         names = ", ".join(funcs[:3]) + (", ..." if len(funcs) > 3 else "")
         out.append("")
         out.append(f"# {fam[0]}: {len(ks)} kernel(s), {sum(k['launches'] for k in ks)} launches, "
-                   f"{fmt_time(t)} CPU ({share(t, total)}): {names}")
+                   f"{fmt_time(t)} CPU ({share(t, total)}): {shown(names)}")
         pattern = f"re:{fam[1]}" if fam[1] else "*"
         out.append(f'{pattern}  "{fam[2]}"  category={fam[3]}')
     if not unruled:

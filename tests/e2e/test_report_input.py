@@ -188,3 +188,67 @@ def test_report_merge_totals(env):
                                   capture_output=True, text=True).stdout)
     check(len(again["merged"]) == 4 and again["totals"]["launches"] ==
           m["totals"]["launches"] + parts[0]["totals"]["launches"], f"{again['merged']}")
+
+
+# Kernel names of the shipped tables' frameworks (docs/labels/*.conf), as the driver gives them.
+FRAMEWORK_KERNELS = {
+    "vllm": ["fused_add_rms_norm_kernel", "rms_norm_kernel", "silu_and_mul_kernel",
+             "act_and_mul_kernel", "paged_attention_v2_kernel", "flash_fwd_splitkv_kernel",
+             "Marlin", "nvjet_tst_128x256_64x4_2x1_v_bz_coopA_NNT",
+             "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_"
+             "execute_segment_k_off_kernel__5x_cublas", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL",
+             "cross_device_reduce_1stage", "vectorized_elementwise_kernel", "topkGatingSoftmax"],
+    "llama.cpp": ["mul_mat_vec_q", "mul_mat_q", "mul_mat_vec_f", "flash_attn_ext_f16",
+                  "rms_norm_f32", "silu_f32", "k_bin_bcast", "soft_max_f32", "quantize_q8_1",
+                  "k_get_rows_float", "gelu_f32"],
+    "pytorch": ["vectorized_layer_norm_kernel", "triton_poi_fused_add_0",
+                "triton_red_fused_native_layer_norm_0", "cunn_SoftMaxForward",
+                "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_32x5_tn",
+                "fmha_cutlassF_f16_aligned_64x64_rf_sm80", "ncclDevKernel_AllGather_RING_LL",
+                "unrolled_elementwise_kernel", "multi_tensor_apply_kernel"],
+}
+
+
+def explained_category(env, table, name):
+    r = subprocess.run([launcher(env), "explain", table, name], capture_output=True, text=True)
+    check(r.returncode == 0, f"explain {table} {name}: {r.stderr}")
+    return re.search(r"^  category: +(\S+)$", r.stdout, re.M)[1]
+
+
+@scenario
+def test_report_suggest_frameworks(env):
+    """--suggest on the kernels of vLLM, llama.cpp and PyTorch: each kernel the suggested table
+    puts in a family gets the category the framework's shipped table gives it (a fused norm
+    is a norm, silu_and_mul an activation, mul_mat_vec_q a matmul); [memset] gets no rule."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-suggest-")
+    names = [n for ns in FRAMEWORK_KERNELS.values() for n in ns]
+    entry = dict(graph_launches=0, errors=0, capture_launches=0, cpu_min_ns=100, cpu_max_ns=100,
+                 cpu_histogram=[[30, 1]], category=None, launches=1, cpu_ns=100)
+    kernels = [dict(entry, name=n, function=n, label=n) for n in names]
+    kernels.append(dict(entry, name="[memset]", function="[memset]", label="[memset]",
+                        launches=0, cpu_histogram=[], cpu_ns=0))
+    path = os.path.join(tmp, "s.json")
+    with open(path, "w") as f:
+        json.dump({"nvtxcorr_profile": 1, "pid": 1, "labels": [], "kernels": kernels}, f)
+    r = subprocess.run([launcher(env), "report", "--suggest", path], capture_output=True,
+                       text=True)
+    check(r.returncode == 0 and "[memset]" not in r.stdout, f"{r.stderr}{r.stdout}")
+    table = os.path.join(tmp, "suggested.conf")
+    with open(table, "w") as f:
+        f.write(r.stdout)
+    families = ("comm", "attention", "matmul", "norm", "elementwise")
+    wrong = []
+    for framework, ns in FRAMEWORK_KERNELS.items():
+        for n in ns:
+            got = explained_category(env, table, n)
+            want = explained_category(env, framework, n)
+            if n.startswith("triton_"):
+                want = "triton"
+            if want in families + ("triton",) and got != want:
+                wrong.append(f"{framework} {n}: {got}, the shipped table says {want}")
+    check(not wrong, "\n".join(wrong) + "\n" + r.stdout)
+    for n, label in (("fused_add_rms_norm_kernel", "norm"), ("silu_and_mul_kernel", "activation"),
+                     ("mul_mat_vec_q", "matmul")):
+        out = subprocess.run([launcher(env), "explain", table, n], capture_output=True,
+                             text=True).stdout
+        check(f"  label:      {label}\n" in out, f"{n}: {out}")
