@@ -59,13 +59,15 @@ def percentile(hist, n, lo, hi, per_mille):
 
 
 class Gpu:
-    """GPU time of one row: operations, their total, exact min and max; None fields when no
-    summary merged into it had GPU time."""
+    """GPU time of one row: operations, their total, exact min and max, the histogram of their
+    durations when every summary merged into it had one; None fields when none had GPU time."""
 
     def __init__(self):
         self.have, self.n, self.ns, self.min, self.max = False, 0, 0, 0, 0
+        self.hist = {}
 
-    def add(self, e, n_key="gpu_kernels", ns_key="gpu_ns", lo="gpu_min_ns", hi="gpu_max_ns"):
+    def add(self, e, n_key="gpu_kernels", ns_key="gpu_ns", lo="gpu_min_ns", hi="gpu_max_ns",
+            hist_key="gpu_histogram"):
         if e.get(ns_key) is None:
             return
         self.have = True
@@ -75,13 +77,25 @@ class Gpu:
             self.max = max(self.max, e[hi])
         self.n += e[n_key]
         self.ns += e[ns_key]
+        if self.hist is not None and e[n_key]:
+            if e.get(hist_key) is None:  # an older summary, or one without memory for it
+                self.hist = None
+            else:
+                for b, count in e[hist_key]:
+                    self.hist[b] = self.hist.get(b, 0) + count
 
     def fields(self):
         if not self.have:
             return dict(gpu_ns=None, gpu_kernels=None, gpu_min_ns=None, gpu_max_ns=None,
-                        gpu_mean_ns=None)
+                        gpu_mean_ns=None, gpu_p50_ns=None, gpu_p99_ns=None, gpu_histogram=None)
+        h = self.hist
         return dict(gpu_ns=self.ns, gpu_kernels=self.n, gpu_min_ns=self.min, gpu_max_ns=self.max,
-                    gpu_mean_ns=self.ns // self.n if self.n else 0)
+                    gpu_mean_ns=self.ns // self.n if self.n else 0,
+                    gpu_p50_ns=None if h is None else percentile(h, self.n, self.min, self.max,
+                                                                 500),
+                    gpu_p99_ns=None if h is None else percentile(h, self.n, self.min, self.max,
+                                                                 990),
+                    gpu_histogram=None if h is None else [[b, h[b]] for b in sorted(h)])
 
 
 class Entry:
@@ -211,9 +225,13 @@ def need(e, where, **fields):
 
 
 def need_gpu(e, where):
-    """GPU fields: all null (no GPU time) or all counts."""
+    """GPU fields: all null (no GPU time) or all counts; the histogram, where there is one,
+    adds up to the operations."""
     if any(e.get(k) is not None for k in GPU_FIELDS):
-        need(e, where, **dict.fromkeys(GPU_FIELDS, "count"))
+        need(e, where, **dict.fromkeys(GPU_FIELDS, "count"), gpu_histogram="pairs?")
+        if e.get("gpu_histogram") is not None and \
+                sum(p[1] for p in e["gpu_histogram"]) != e["gpu_kernels"]:
+            raise BadFile(f"{where}: 'gpu_histogram' does not add up to 'gpu_kernels'")
 
 
 def check_entry(e, kind, i):
@@ -535,10 +553,11 @@ def csv_text(summaries):
                 "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns", "gpu_p50_ns", "gpu_p99_ns"])
     cols = ["launches", "graph_launches", "errors", "capture_launches", "cpu_ns", "cpu_min_ns",
             "cpu_max_ns", "cpu_mean_ns", "cpu_p50_ns", "cpu_p99_ns"]
-    gcols = ["gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns"]
+    gcols = ["gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns", "gpu_p50_ns",
+             "gpu_p99_ns"]
 
     def gpu(f):
-        return ["" if f[c] is None else f[c] for c in gcols] + ["", ""]
+        return ["" if f[c] is None else f[c] for c in gcols]
     for r in merge(summaries, "label"):
         f = r.fields()
         w.writerow(["label", r.key[0], r.key[1] or "", "", ""] + [f[c] for c in cols] + gpu(f))

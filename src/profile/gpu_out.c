@@ -20,16 +20,49 @@ static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)
     a->ns += b->ns;
 }
 
+static void percentiles(prof_gpu_stat_t *s, const uint64_t *hist)
+{
+    s->hist = hist;
+    s->p50 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 500) : 0;
+    s->p99 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 990) : 0;
+}
+
+/* The label's sites merged; its histogram is a static scratch, valid until the next call. */
 void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
                                   prof_gpu_stat_t *out)
 {
+    static uint64_t hist[PROF_BUCKETS];
+    int whole = 1;
     memset(out, 0, sizeof *out);
     if (!nvtxcorr_prof_gpu_reported()) return;
     const prof_gpu_stat_t *v =
         by_kernel ? nvtxcorr_prof_gpu.by_kernel : nvtxcorr_prof_gpu.by_launch;
+    uint64_t *const *hists =
+        by_kernel ? nvtxcorr_prof_gpu.kernel_hist : nvtxcorr_prof_gpu.launch_hist;
+    memset(hist, 0, sizeof hist);
     for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
-         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed))
-        if (s->id < nsites) merge(out, &v[s->id]);
+         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
+        if (s->id >= nsites || v[s->id].n == 0) continue;
+        merge(out, &v[s->id]);
+        if (hists[s->id] == NULL) whole = 0;
+        for (unsigned b = 0; whole && b < PROF_BUCKETS; b++)
+            hist[b] += hists[s->id][b];
+    }
+    percentiles(out, whole ? hist : NULL);
+}
+
+void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!nvtxcorr_prof_gpu_reported()) return;
+    *out = nvtxcorr_prof_gpu.by_kernel[id];
+    percentiles(out, nvtxcorr_prof_gpu.kernel_hist[id]);
+}
+
+/* Percentiles exist for a row without operations, or one whose histogram is whole. */
+static int have_percentiles(const prof_gpu_stat_t *s)
+{
+    return nvtxcorr_prof_gpu_reported() && (s->n == 0 || s->hist != NULL);
 }
 
 static void json_u64(prof_out_t *o, const char *key, uint64_t v, int have)
@@ -49,6 +82,25 @@ void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s)
     json_u64(o, ", \"gpu_min_ns\": ", s->min, have);
     json_u64(o, ", \"gpu_max_ns\": ", s->max, have);
     json_u64(o, ", \"gpu_mean_ns\": ", s->n ? s->ns / s->n : 0, have);
+    json_u64(o, ", \"gpu_p50_ns\": ", s->n ? s->p50 : 0, have_percentiles(s));
+    json_u64(o, ", \"gpu_p99_ns\": ", s->n ? s->p99 : 0, have_percentiles(s));
+    nvtxcorr_out_str(o, ", \"gpu_histogram\": ");
+    if (!have_percentiles(s)) {
+        nvtxcorr_out_str(o, "null");
+        return;
+    }
+    nvtxcorr_out_str(o, "[");
+    int first = 1;
+    for (unsigned b = 0; s->n && b < PROF_BUCKETS; b++)
+        if (s->hist[b]) {
+            nvtxcorr_out_str(o, first ? "[" : ", [");
+            nvtxcorr_out_u64(o, b);
+            nvtxcorr_out_str(o, ", ");
+            nvtxcorr_out_u64(o, s->hist[b]);
+            nvtxcorr_out_str(o, "]");
+            first = 0;
+        }
+    nvtxcorr_out_str(o, "]");
 }
 
 void nvtxcorr_prof_gpu_json_head(prof_out_t *o)
@@ -150,7 +202,9 @@ void nvtxcorr_prof_gpu_json_sections(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, ", \"kind\": ");
         nvtxcorr_out_json(o, kind_of(l->text));
         nvtxcorr_out_str(o, ", ");
-        nvtxcorr_prof_gpu_json_stat(o, &label_gpu[order[i]]);
+        prof_gpu_stat_t st; /* again, for its histogram (a scratch shared by all labels) */
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &st);
+        nvtxcorr_prof_gpu_json_stat(o, &st);
         nvtxcorr_out_str(o, "}");
     }
     nvtxcorr_out_str(o, "],\n \"graphs\": [");
@@ -205,9 +259,9 @@ void nvtxcorr_prof_gpu_csv_stat(prof_out_t *o, const prof_gpu_stat_t *s)
         nvtxcorr_out_str(o, ",,,,,,");
         return;
     }
-    uint64_t v[] = {s->ns, s->n, s->min, s->max, s->n ? s->ns / s->n : 0};
-    csv_u64s(o, v, 5);
-    nvtxcorr_out_str(o, ",,");
+    uint64_t v[] = {s->ns, s->n, s->min, s->max, s->n ? s->ns / s->n : 0, s->p50, s->p99};
+    csv_u64s(o, v, have_percentiles(s) ? 7 : 5);
+    if (!have_percentiles(s)) nvtxcorr_out_str(o, ",,");
 }
 
 /* kernel_label rows (CPU columns empty, `name` the kind) and graph rows (launches: replays;
@@ -226,7 +280,9 @@ void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, ",");
         nvtxcorr_out_str(o, kind_of(l->text));
         nvtxcorr_out_str(o, ",,,,,,,,,,,,");
-        nvtxcorr_prof_gpu_csv_stat(o, &label_gpu[order[i]]);
+        prof_gpu_stat_t st; /* again, for its histogram (a scratch shared by all labels) */
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &st);
+        nvtxcorr_prof_gpu_csv_stat(o, &st);
         nvtxcorr_out_str(o, "\n");
     }
     for (uint32_t i = 0; i < nsites; i++) {
@@ -355,7 +411,7 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
         text_row(o, l->text, l->category, &label_gpu[order[i]], g->ns);
     }
     if (g->uncorrelated) {
-        prof_gpu_stat_t u = {g->uncorrelated, g->uncorrelated_ns, 0, 0};
+        prof_gpu_stat_t u = {.n = g->uncorrelated, .ns = g->uncorrelated_ns};
         text_row(o, "[not from a wrapped launch]", NULL, &u, g->ns);
     }
     nvtxcorr_out_str(o, "by kernel label (every kernel that ran, graph nodes included)\n");

@@ -65,8 +65,9 @@ static uint64_t percentile(const agg_t *a, uint64_t per_mille)
 /* A site's own GPU operations (the by-kernel view); none when there is no GPU time. */
 static const prof_gpu_stat_t *site_gpu(uint32_t id)
 {
-    static const prof_gpu_stat_t none;
-    return nvtxcorr_prof_gpu_reported() ? &nvtxcorr_prof_gpu.by_kernel[id] : &none;
+    static prof_gpu_stat_t one; /* valid until the next call */
+    nvtxcorr_prof_gpu_site_stat(id, &one);
+    return &one;
 }
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)

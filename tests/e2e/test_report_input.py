@@ -252,3 +252,39 @@ def test_report_suggest_frameworks(env):
         out = subprocess.run([launcher(env), "explain", table, n], capture_output=True,
                              text=True).stdout
         check(f"  label:      {label}\n" in out, f"{n}: {out}")
+
+
+@scenario
+def test_gpu_percentiles(env):
+    """CSV gpu_p50_ns and gpu_p99_ns are filled wherever there is GPU time, in the library's
+    CSV and in report's over several files (issue 17, item 14): within min and max, and exact
+    for a label whose kernels all take the same time (the fake CUPTI: 100 ns per character of
+    the mangled name; matmul is one GEMM kernel)."""
+    from test_cupti import GEMM, ns
+    _, _, tmp = gpu_run(env, [demo(env)], name="p.csv")
+    csv_path = os.path.join(tmp, "p.csv")
+    jsons = []
+    for _ in range(2):
+        _, sums, t = gpu_run(env, [demo(env)])
+        jsons.append(os.path.join(t, os.listdir(t)[0]))
+    merged = subprocess.run([launcher(env), "report", "--csv", *jsons], capture_output=True,
+                            text=True).stdout
+    import csv
+    import io
+    for what, text in (("library CSV", open(csv_path).read()), ("report --csv", merged)):
+        rows = [r for r in csv.DictReader(io.StringIO(text)) if r["gpu_kernels"] not in ("", "0")]
+        check(rows and {r["section"] for r in rows} >= {"label", "kernel", "kernel_label"},
+              f"{what}: {text[:500]}")
+        for r in rows:
+            check(r["gpu_p50_ns"] and r["gpu_p99_ns"] and
+                  int(r["gpu_min_ns"]) <= int(r["gpu_p50_ns"]) <= int(r["gpu_p99_ns"]) <=
+                  int(r["gpu_max_ns"]), f"{what}: {r}")
+        matmul = next(r for r in rows if r["section"] == "label" and r["label"] == "matmul")
+        check(int(matmul["gpu_p50_ns"]) == int(matmul["gpu_p99_ns"]) == ns(GEMM), f"{matmul}")
+    one = json.load(open(jsons[0]))
+    both = json.loads(subprocess.run([launcher(env), "report", "--json", *jsons],
+                                     capture_output=True, text=True).stdout)
+    for view in ("labels", "kernel_labels"):
+        a = {e["label"]: (e["gpu_p50_ns"], e["gpu_p99_ns"]) for e in one[view] if e["gpu_kernels"]}
+        b = {e["label"]: (e["gpu_p50_ns"], e["gpu_p99_ns"]) for e in both[view] if e["gpu_kernels"]}
+        check(a == b, f"{view}: one run {a}, two {b}")
