@@ -181,6 +181,12 @@ def test_launcher_subcommands(env):
         r = plain(env, *args)
         check(r.returncode == 0 and "usage: nvtxcorr" in r.stdout and r.stderr == "",
               f"{args}: rc {r.returncode}: {r.stdout}{r.stderr}")
+    # Options before the word stat; another command's name where the program goes.
+    r = nvtxcorr(env, "--labels-inline", "add1 one", "stat", env.prog("scn_driver"), "direct")
+    check(r.rc == 0 and re.search(r"^one +- +2 ", r.err, re.M), f"options before stat: {r.err}")
+    r = plain(env, "--log", "warn", "report", "x.json")
+    check(r.returncode == 2 and "'report' is a command of nvtxcorr: give it first" in r.stderr,
+          f"report after options: {r.stderr}")
     v = plain(env, "version")
     check(v.returncode == 0 and v.stdout.startswith("nvtxcorr "), v.stdout)
     run = nvtxcorr(env, "--labels-inline=add1 one", "--capture=skip", env.prog("scn_driver"),
