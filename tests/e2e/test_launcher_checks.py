@@ -112,7 +112,7 @@ def test_launcher_relative_paths(env):
         r = subprocess.run([launcher(env), *args, *cd_then], cwd=tmp, env=e, capture_output=True,
                            text=True)
         check(r.returncode == 0, f"{args}: {r.stderr}")
-    check(sorted(os.listdir(os.path.join(tmp, "elsewhere"))) == [], "written where the program cd'd")
+    check(os.listdir(os.path.join(tmp, "elsewhere")) == [], "written where the program cd'd")
     for name in ("p.json", "s.json"):
         check(launches(json.load(open(os.path.join(tmp, name))))["one"] == 2, name)
     for name in ("t.json", "st.json"):

@@ -5,6 +5,8 @@ line and is left out, the good files are still reported, no run ends in a traceb
 output is always JSON that a strict reader takes. Also the merge's own fields (issue 17,
 item 14): totals over several files, the process count of a merged file fed back."""
 import copy
+import csv
+import io
 import json
 import os
 import re
@@ -269,8 +271,6 @@ def test_gpu_percentiles(env):
         jsons.append(os.path.join(t, os.listdir(t)[0]))
     merged = subprocess.run([launcher(env), "report", "--csv", *jsons], capture_output=True,
                             text=True).stdout
-    import csv
-    import io
     for what, text in (("library CSV", open(csv_path).read()), ("report --csv", merged)):
         rows = [r for r in csv.DictReader(io.StringIO(text)) if r["gpu_kernels"] not in ("", "0")]
         check(rows and {r["section"] for r in rows} >= {"label", "kernel", "kernel_label"},
