@@ -757,6 +757,9 @@ def cmd_stat(args):
     if not cmd:
         say("error", "stat needs a command: nvtxcorr stat [options] -- command [args...]")
         return 2
+    if args.format and not args.output:
+        say("error", "--format is the format of -o FILE (or -o - for stdout)")
+        return 2
     problem = program_problem(cmd[0])
     if problem:
         say("error", f"{cmd[0]}: {problem[1]}")

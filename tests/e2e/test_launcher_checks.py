@@ -203,6 +203,8 @@ def test_stat_options(env):
     r = nvtxcorr(env, "stat", "--profile", os.path.join(tmp, "p.json"), *marker_command(tmp))
     check(r.rc == 2 and "--profile is not for stat" in r.err and
           not os.path.exists(os.path.join(tmp, "ran")), f"--profile: {r.rc} {r.err}")
+    r = nvtxcorr(env, "stat", "--format", "json", *marker_command(tmp))
+    check(r.rc == 2 and "--format is the format of -o" in r.err, f"--format alone: {r.err}")
     for top in ("0", "-3", "x"):
         r = nvtxcorr(env, "stat", "--top", top, *marker_command(tmp))
         check(r.rc == 2 and "--top" in r.err and not os.path.exists(os.path.join(tmp, "ran")),
