@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`nvtxcorr stat` and `nvtxcorr report`: the commands around profile mode's summaries.
 
-  nvtxcorr_report.py stat --library LIB [-o FILE] [--trace FILE] -- command [args...]
-  nvtxcorr_report.py report [--by label|kernel|process] [--top N] [--csv|--json|--suggest]
-                            FILE.json...
+  nvtxcorr_report.py stat --library LIB [-o FILE|-] [--format F] [-f] [--top N|all]
+                          [--sort gpu|cpu|launches] [--trace FILE] -- command [args...]
+  nvtxcorr_report.py report [--by label|kernel|process] [--top N|all] [--sort ...]
+                            [--csv|--json|--format F|--suggest] FILE.json...
 
 `stat` runs the command with libnvtxcorr.so in profile mode (every process it starts writes
 its own summary into a private directory), then merges the summaries and prints the text
