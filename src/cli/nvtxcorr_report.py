@@ -172,14 +172,18 @@ def gpu_sections(summaries):
 
 
 def gpu_note(summaries):
-    """(gpu_time, note) of a merge: GPU time when any process had it; which had not."""
+    """(gpu_time, note) of a merge: GPU time when any process had it; which had not, and why
+    the GPU time of those that had it is partial."""
     without = [(p, d.get("gpu_time_note")) for p, d in summaries if not d.get("gpu_time")]
+    partial = sorted({str(d["gpu_time_note"]) for _, d in summaries
+                      if d.get("gpu_time") and d.get("gpu_time_note")})
     have = len(without) < len(summaries)
-    if not without:
-        return True, None
-    why = "; ".join(sorted({str(n) for _, n in without}))
-    return have, (f"{len(without)} of {len(summaries)} processes without GPU time: {why}"
-                  if have else why)
+    notes = []
+    if without:
+        why = "; ".join(sorted({str(n) for _, n in without}))
+        notes.append(f"{len(without)} of {len(summaries)} processes without GPU time: {why}"
+                     if have else why)
+    return have, "; ".join(notes + partial) or None
 
 
 # ---- reading ------------------------------------------------------------------------------------
@@ -498,6 +502,10 @@ def text_table(rows, by, summaries, top=None, sort=None):
                    "(see --by kernel)")
     if cap:
         out.append(f"{cap} launches made during stream capture (recorded, not run) not counted")
+    own = sum((d.get("totals") or {}).get("cpu_own_ns") or 0 for _, d in summaries)
+    if own:
+        out.append("nvtxcorr's own work inside the launch calls (CUPTI callbacks), not in the "
+                   f"times above: {fmt_time(own)}")
     if not have:
         out.append(f"(no GPU time: {note})" if note else "(no GPU time)")
     return "\n".join(out) + "\n"

@@ -76,7 +76,8 @@ struct nvtxcorr_label_table {
     /* Regex costs spent so far while loading, against the budgets in labels_parse.c. */
     unsigned long regex_cost;   /* every regex */
     unsigned long scanned_cost; /* regexes every name meets: no 3-byte literal, graph ones */
-    int regex_budget_spent;     /* reported once; later regexes are not compiled */
+    unsigned long kernel_match_cost, graph_match_cost; /* regexec work one name may cost */
+    int regex_budget_spent; /* reported once; later regexes are not compiled */
 };
 
 enum { NVTXCORR_LABELS_LINE_MAX = 4096 }; /* bytes in one line or inline rule */

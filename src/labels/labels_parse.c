@@ -24,25 +24,35 @@ enum {
  * 7.9 GB in glibc's regcomp, 10,000 exhausted 24 GB, and under `ulimit -v` glibc's regcomp
  * corrupted its heap when an allocation failed. So each regex is charged, before it is
  * compiled, a cost of REGEX_COST_FIXED + weight^2 units, where one unit is about 8 bytes of
- * compiled regex and half a microsecond of regexec in the worst shape. Measured with glibc
- * 2.39 (x86-64): a repeated optional atom, "(.?){998}x", compiles to 8.05 MB (epsilon
- * closures quadratic in the weight: 8.1 bytes per weight^2) in 7 ms, and one regexec of it
- * on a 255-byte name takes 415 ms, on a 4000-byte name 800 ms (0.4 to 0.8 us per weight^2);
- * shapes without an optional repeat ("[a-z]{999}x", "(ab){499}") compile to 100-220 KB, so
- * the model is an upper bound. The smallest regex ("a") takes 1 KB: REGEX_COST_FIXED.
+ * compiled regex. Measured with glibc 2.39 (x86-64): a repeated optional atom, "(.?){998}x",
+ * compiles to 8.05 MB (epsilon closures quadratic in the weight: 8.1 bytes per weight^2) in
+ * 7 ms; shapes without an optional repeat ("[a-z]{999}x", "(ab){499}") compile to 100-220 KB,
+ * so the model is an upper bound. The smallest regex ("a") takes 1 KB: REGEX_COST_FIXED.
  *   - REGEX_TABLE_BUDGET, over every regex, bounds what compiling costs: at most ~32 MB and
  *     ~30 ms of regcomp. That is 4 regexes of the maximum weight, 1000 regexes of weight 61
  *     (`^ncclDevKernel_AllReduce_.*_f32_` weighs 32), or 10,000 of weight 16.
  *   - REGEX_SCANNED_BUDGET, over the regexes every distinct kernel (or graph) meets, those
- *     without a 3-byte literal for the trigram index and graph regexes, bounds the regexec
- *     work per match to tens of milliseconds in the worst shape: one regex of weight 220, or
- *     390 small ones (a small regexec is about 5 us, 2 ms for 390). Regexes with a literal are
- *     only tried on names that contain it.
+ *     without a 3-byte literal for the trigram index and graph regexes, bounds how many
+ *     regexec calls every name costs: 390 small ones (a small regexec is about 5 us, 2 ms for
+ *     390), fewer larger ones. Regexes with a literal are only tried on names that contain it.
+ *   - REGEX_MATCH_BUDGET bounds the work of matching one name against every regex it may
+ *     meet, which is all the kernel regexes (a name can contain every literal) or all the
+ *     graph regexes. Compiled size says little about it: glibc's regexec builds its DFA
+ *     lazily, each new state costing the NFA states in it times their epsilon closures, so a
+ *     regex that must fail after many optional atoms is the worst shape: "k0_(.?){990}Z" costs
+ *     3.4 s on a 255-byte name and 5.4 s on 4,000 bytes, on its first regexec (later ones reuse
+ *     the cached states). Each regex is charged weight^2 * (1 + optional weight) match units,
+ *     optional weight being what can match nothing (regex_weights_t). Measured on 4,000-byte
+ *     names, one unit costs 0.3 to 7 ns ("(.?){200}Z": 8.4M units, 57 ms; "(.|){500}Z":
+ *     125M units, 0.9 s; "(.?){150}Z": 3.5M, 10 ms; ".{990}Z": 1M, 1.7 ms), so the budget is at
+ *     most ~55 ms of regexec per distinct kernel. Regexes of ordinary shape cost little:
+ *     `^ncclDevKernel_AllReduce_.*_f1_` is 1,682 units, 1,000 of them 1.7M.
  * Regexes see at most the first REGEX_NAME_MAX bytes of a name (labels_match.c). */
 enum {
     REGEX_COST_FIXED = 128,
     REGEX_TABLE_BUDGET = 4000000,
     REGEX_SCANNED_BUDGET = 50000,
+    REGEX_MATCH_BUDGET = 8000000,
 };
 
 /* Offending text for a message, the `n` bytes at s: at most QUOTE_MAX of them, cut on a
@@ -207,23 +217,40 @@ static const char *regex_refusal(const char *src, size_t i, size_t depth, int *a
 }
 
 /* The weight of a regex as regex_weight reads it: one sum per open group (sum[0] is the whole
- * regex) and the weight of the atom just read, which a quantifier after it multiplies. */
+ * regex) and the weight of the atom just read, which a quantifier after it multiplies. Beside
+ * each, the part of that weight that can match the empty string (an atom under `?`, `*` or a
+ * bound from 0, a group with an empty branch), as glibc's epsilon closures see it: `(.?){990}`
+ * weighs 990 and all of it is optional. empty_branch[d]: group d has a branch with nothing in
+ * it yet (`(`, `(a|`). */
 typedef struct regex_weights {
-    unsigned long sum[REGEX_NEST_MAX + 1];
-    unsigned long last;
+    unsigned long sum[REGEX_NEST_MAX + 1], optional[REGEX_NEST_MAX + 1];
+    unsigned long last, last_optional;
+    unsigned char empty_branch[REGEX_NEST_MAX + 1], nullable[REGEX_NEST_MAX + 1];
     size_t depth;
 } regex_weights_t;
 
-static void add_atom(regex_weights_t *w, unsigned long weight)
+static void add_atom(regex_weights_t *w, unsigned long weight, unsigned long optional)
 {
     w->last = weight;
+    w->last_optional = optional;
     w->sum[w->depth] += weight;
+    w->optional[w->depth] += optional;
+    w->empty_branch[w->depth] = 0;
 }
 
 static void repeat_last(regex_weights_t *w, unsigned long copies)
 {
     w->sum[w->depth] += w->last * copies;
+    w->optional[w->depth] += w->last_optional * copies;
     w->last += w->last * copies;
+    w->last_optional += w->last_optional * copies;
+}
+
+/* The atom just read may match nothing (`x?`, `x*`, `x{0,n}`): all of it is optional. */
+static void last_optional(regex_weights_t *w)
+{
+    w->optional[w->depth] += w->last - w->last_optional;
+    w->last_optional = w->last;
 }
 
 /* A bound's count, read up to its last digit; past 100,000 (far over any limit) it stops
@@ -239,11 +266,12 @@ static unsigned long read_count(const char *src, size_t *i)
 }
 
 /* The extra copies of an atom that the bound "{n}", "{n,}" or "{n,m}" makes (src[*i] is its
- * first digit), read up to its end: n - 1, or m - 1 when m is given. */
-static unsigned long bound_copies(const char *src, size_t *i)
+ * first digit), read up to its end: n - 1, or m - 1 when m is given. *min: n. */
+static unsigned long bound_copies(const char *src, size_t *i, unsigned long *min)
 {
     unsigned long n = read_count(src, i);
 
+    *min = n;
     if (src[*i] == ',') {
         (*i)++;
         if (is_digit(src[*i])) n = read_count(src, i);
@@ -260,36 +288,51 @@ static void weigh_token(regex_weights_t *w, const char *src, size_t *i)
 
     if (c == '\\') {
         if (src[*i]) (*i)++;
-        add_atom(w, 1);
+        add_atom(w, 1, 0);
     } else if (c == '[') {
         /* A bracket expression is one atom; unclosed, it runs to the end. */
         const char *end = nvtxcorr_labels_bracket_end(src + *i - 1, BRACKET_REGEX);
         *i = end ? (size_t)(end - src) + 1 : strlen(src);
-        add_atom(w, 1);
+        add_atom(w, 1, 0);
     } else if (c == '(') {
-        w->sum[++w->depth] = 0;
-        w->last = 0;
+        w->depth++;
+        w->sum[w->depth] = w->optional[w->depth] = 0;
+        w->empty_branch[w->depth] = 1;
+        w->nullable[w->depth] = 0;
+        w->last = w->last_optional = 0;
+    } else if (c == '|') {
+        if (w->empty_branch[w->depth]) w->nullable[w->depth] = 1; /* "(|a", "(a||b" */
+        w->empty_branch[w->depth] = 1;
+        w->last = w->last_optional = 0;
     } else if (c == ')' && w->depth > 0) {
-        unsigned long group = w->sum[w->depth--];
-        add_atom(w, group ? group : 1);
+        size_t d = w->depth--;
+        unsigned long group = w->sum[d] ? w->sum[d] : 1;
+        int nullable = w->nullable[d] || w->empty_branch[d];
+        add_atom(w, group, nullable ? group : w->optional[d]);
     } else if (c == '{' && is_digit(src[*i])) {
-        if (w->last > 0)
-            repeat_last(w, bound_copies(src, i));
-        else
+        unsigned long min = 1;
+        if (w->last > 0) {
+            repeat_last(w, bound_copies(src, i, &min));
+            if (min == 0) last_optional(w);
+        } else {
             w->last = 1; /* a bound with nothing to repeat: regcomp refuses it */
+        }
     } else if (c == '+') {
         if (w->last > 0) repeat_last(w, 1); /* glibc builds x+ as x x* */
-    } else if (!strchr("|^$*?", c)) {
-        add_atom(w, 1);
+    } else if (c == '*' || c == '?') {
+        if (w->last > 0) last_optional(w);
+    } else if (c != '^' && c != '$') {
+        add_atom(w, 1, 0);
     }
 }
 
 /* An upper bound on the NFA copies glibc's regcomp makes for repetition: it expands `x{n}`
  * into n copies of x and `x+` into two, so nested repetitions multiply
  * ("((a{100}){100}){100}" takes 200 MB and a second; one more level exhausts memory). Regexes
- * glibc must not see at all are refused first (regex_refusal). Returns 0, or -1 after
- * reporting. */
-static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight)
+ * glibc must not see at all are refused first (regex_refusal). *optional: how much of that
+ * weight can match nothing. Returns 0, or -1 after reporting. */
+static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsigned long *weight,
+                        unsigned long *optional)
 {
     regex_weights_t w;
     int after_quantifier = 0;
@@ -306,19 +349,26 @@ static int regex_weight(labels_parser_t *p, unsigned line, const char *src, unsi
             return refuse_regex(p, line, src, why_limit);
         }
     }
-    *weight = 0;
-    for (size_t k = 0; k <= w.depth; k++)
-        *weight += w.sum[k]; /* groups left open are regcomp's error; count them anyway */
+    *weight = *optional = 0;
+    for (size_t k = 0; k <= w.depth; k++) { /* groups left open are regcomp's error */
+        *weight += w.sum[k];
+        *optional += w.optional[k];
+    }
+    if (*optional > *weight) *optional = *weight;
     return 0;
 }
 
 /* Charges a regex to the table's budgets (see REGEX_TABLE_BUDGET) before it is compiled.
  * The first regex over a budget is reported; the table is then rejected, and later regexes
  * are checked but not compiled. Returns 0, or -1 when the regex must not be compiled. */
-static int charge_regex(labels_parser_t *p, unsigned line, unsigned long weight, int scanned)
+static int charge_regex(labels_parser_t *p, unsigned line, const char *src, unsigned long weight,
+                        unsigned long optional, int graph, int scanned)
 {
     nvtxcorr_label_table_t *t = p->t;
     unsigned long cost = REGEX_COST_FIXED + weight * weight;
+    unsigned long match = weight * weight * (1 + optional);
+    unsigned long *matched = graph ? &t->graph_match_cost : &t->kernel_match_cost;
+    char q[QUOTE_MAX + 8];
 
     if (t->regex_budget_spent) return -1;
     if (t->regex_cost + cost > REGEX_TABLE_BUDGET) {
@@ -338,8 +388,19 @@ static int charge_regex(labels_parser_t *p, unsigned line, unsigned long weight,
         t->regex_budget_spent = 1;
         return -1;
     }
+    if (*matched + match > REGEX_MATCH_BUDGET) {
+        nvtxcorr_labels_error(p, line,
+                              "regex budget exceeded: matching one %s against every %s regex "
+                              "could cost more than %d (this one '%s' %lu, the ones before it "
+                              "%lu; see docs/labels.md, Cost)",
+                              graph ? "graph" : "kernel name", graph ? "graph" : "kernel",
+                              REGEX_MATCH_BUDGET, excerpt(src, q, sizeof(q)), match, *matched);
+        t->regex_budget_spent = 1;
+        return -1;
+    }
     t->regex_cost += cost;
     if (scanned) t->scanned_cost += cost;
+    *matched += match;
     return 0;
 }
 
@@ -393,9 +454,9 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
 {
     char err[256];
     int rc;
-    unsigned long weight = 0;
+    unsigned long weight = 0, optional = 0;
 
-    if (regex_weight(p, line, src, &weight) != 0) return -1;
+    if (regex_weight(p, line, src, &weight, &optional) != 0) return -1;
     /* A regex rule keeps its required literal where a glob keeps its text. */
     r->pattern = regex_literal(src);
     if (!r->pattern) {
@@ -404,7 +465,8 @@ static int compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r, con
     }
     r->lit = r->pattern;
     r->lit_len = strlen(r->pattern);
-    if (charge_regex(p, line, weight, r->kind == RULE_GRAPH_REGEX || r->lit_len < 3) != 0)
+    int graph = r->kind == RULE_GRAPH_REGEX;
+    if (charge_regex(p, line, src, weight, optional, graph, graph || r->lit_len < 3) != 0)
         return -1;
     r->re = malloc(sizeof(*r->re));
     if (!r->re) {

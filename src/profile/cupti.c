@@ -110,7 +110,8 @@ static pid_t cupti_pid; /* the process CUPTI was started in: a forked child lend
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
-    uint8_t *b = NULL;
+    uint64_t own = prof_own_enter();
+    uint8_t *b = NULL, *fresh = NULL;
     *buffer = NULL;
     *size = 0;
     *max_records = 0;
@@ -121,11 +122,15 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
         if (lent[i].buffer == NULL) slot = i;
     for (int i = 0; i < SPARE_BUFFERS && b == NULL && slot >= 0; i++)
         if (spare[i]) b = spare[i], spare[i] = NULL;
-    if (b == NULL && slot >= 0) b = aligned_alloc(8, BUFFER_BYTES);
+    if (b == NULL && slot >= 0) fresh = b = aligned_alloc(8, BUFFER_BYTES);
     if (b) lent[slot].buffer = b, lent[slot].generation = generation;
     pthread_mutex_unlock(&spare_lock);
+    /* A fresh buffer's pages are touched here, while nvtxcorr's own time is counted, rather
+     * than by CUPTI's writes into it inside later launch calls (256 page faults per buffer). */
+    if (fresh) memset(fresh, 0, BUFFER_BYTES);
     *buffer = b;
     *size = b ? BUFFER_BYTES : 0;
+    prof_own_leave(own);
 }
 
 /* Takes a completed buffer back, if it is ours, and keeps or frees it. Another client's is
@@ -167,6 +172,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     (void)size;
     if (buffer == NULL) return;
+    uint64_t own = prof_own_enter();
     size_t dropped = 0;
     if (api.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
     nvtxcorr_prof_gpu_begin_buffer(dropped);
@@ -175,6 +181,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         nvtxcorr_prof_gpu_record(rec);
     nvtxcorr_prof_gpu_end_buffer();
     give_back(buffer);
+    prof_own_leave(own);
 }
 
 /* Activity timestamps on the trace's clock, so GPU events line up with launches. */
@@ -270,6 +277,45 @@ static int start_cupti(void)
  * on the CPU side only and never call into CUPTI, which may be finalising. */
 static _Atomic int closed;
 
+/* Launches whose external correlation push CUPTI refused (its own error, or a thread's id
+ * stack full): their GPU time cannot reach their label and counts as uncorrelated. Said
+ * once, at the first, and in gpu_time_note with the count (nvtxcorr_prof_gpu_note_failures). */
+static _Atomic uint64_t push_failures;
+static char push_error[96]; /* the first failure's result, once push_error_set */
+static _Atomic int push_error_set;
+
+static void __attribute__((noinline, cold)) push_failed(CUptiResult r)
+{
+    if (atomic_fetch_add_explicit(&push_failures, 1, memory_order_relaxed) != 0) return;
+    snprintf(push_error, sizeof push_error, "%s", result_name(r));
+    atomic_store_explicit(&push_error_set, 1, memory_order_release);
+    nvtxcorr_prof_say("warn", "GPU time partial: cuptiActivityPushExternalCorrelationId failed (",
+                      push_error, "): the kernels of launches it fails for count as uncorrelated",
+                      NULL);
+}
+
+void nvtxcorr_prof_gpu_note_failures(void)
+{
+    static int noted;
+    uint64_t n = atomic_load_explicit(&push_failures, memory_order_relaxed);
+    if (n == 0 || noted++) return;
+    /* Async-signal-safe (the summary may be written from a signal handler): no snprintf. */
+    char count[24], *note = nvtxcorr_prof_gpu_note;
+    count[nvtxcorr_fmt_u64(count, n)] = 0;
+    const char *parts[] = {
+        note[0] ? "; " : "",
+        "cuptiActivityPushExternalCorrelationId failed for ",
+        count,
+        n == 1 ? " launch (" : " launches (",
+        atomic_load_explicit(&push_error_set, memory_order_acquire) ? push_error : "CUPTI error",
+        "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
+    size_t len = strlen(note), size = sizeof nvtxcorr_prof_gpu_note;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        for (const char *c = parts[i]; *c && len + 1 < size; c++)
+            note[len++] = *c;
+    note[len] = 0;
+}
+
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
 {
     if (atomic_load_explicit(&closed, memory_order_relaxed)) {
@@ -280,9 +326,12 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
     if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(syscall(SYS_gettid) & 0xffff) << 32;
     ext_seq = ++seq;
     pl->ext = (uint64_t)(site + 1) << 48 | (seq & 0xffffffffffffull);
-    if (api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext) !=
-        CUPTI_SUCCESS)
+    CUptiResult r =
+        api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext);
+    if (NVTXCORR_UNLIKELY(r != CUPTI_SUCCESS)) {
         pl->ext = 0;
+        push_failed(r);
+    }
 }
 
 void nvtxcorr_prof_gpu_pop(void)
@@ -377,6 +426,7 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
     pl->ext = 0;
 }
 void nvtxcorr_prof_gpu_pop(void) {}
+void nvtxcorr_prof_gpu_note_failures(void) {}
 void nvtxcorr_prof_gpu_flush(int from_signal)
 {
     (void)from_signal;

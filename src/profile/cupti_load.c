@@ -44,6 +44,13 @@ void *nvtxcorr_prof_cupti_open(char *tried, size_t size)
     const char *const names[] = {"libcupti.so", soname};
     const char *explicit = nvtxcorr_config.cupti_library;
     if (explicit && *explicit) return try_open(NULL, explicit, tried, size);
+    /* A libcupti the process has loaded already (PyTorch links its wheel's copy): that one. A
+     * second copy from the toolkit would be a second CUPTI with its own state in one process,
+     * two subscribers to one driver, which is not a configuration CUPTI supports. */
+    for (size_t k = 0; k < 2; k++) {
+        void *h = dlopen(names[1 - k], RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+        if (h) return h;
+    }
     const char *homes[] = {nvtxcorr_config.cuda_home, "/usr/local/cuda"};
     for (size_t i = 0; i < 2; i++) {
         if (homes[i] == NULL || !*homes[i]) continue;

@@ -105,6 +105,7 @@ void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s)
 
 void nvtxcorr_prof_gpu_json_head(prof_out_t *o)
 {
+    if (nvtxcorr_prof_gpu_reported()) nvtxcorr_prof_gpu_note_failures();
     nvtxcorr_out_str(o, nvtxcorr_prof_gpu_reported() ? "\"gpu_time\": true, \"gpu_time_note\": "
                                                      : "\"gpu_time\": false, \"gpu_time_note\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note[0] ? nvtxcorr_prof_gpu_note : NULL);
@@ -168,10 +169,12 @@ static const char *kind_of(const char *label)
     return !strcmp(label, "[memcpy]") ? "memcpy" : !strcmp(label, "[memset]") ? "memset" : "kernel";
 }
 
-/* Graph launch sites with GPU replays. */
+/* Graph launch sites with GPU replays. A graph whose rule says "-" has no label, so no entry
+ * (its time is in gpu_unlabelled_launch_ns), as a skipped kernel has none in kernel_labels;
+ * its site's name, "-", would read as a graph labelled "-". */
 static const prof_gpu_replays_t *replays_of(const nvtxcorr_profile_site_t *s)
 {
-    return s->graph ? nvtxcorr_prof_gpu.replays[s->id] : NULL;
+    return s->graph && s->label_id != PROF_NO_LABEL ? nvtxcorr_prof_gpu.replays[s->id] : NULL;
 }
 
 static const char *category_of(const nvtxcorr_profile_site_t *s)
@@ -376,6 +379,7 @@ static void fit_gpu_tables(uint32_t nsites)
 void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
 {
     if (!nvtxcorr_prof_gpu_reported()) return;
+    nvtxcorr_prof_gpu_note_failures();
     const prof_gpu_t *g = &nvtxcorr_prof_gpu;
     char t[32];
     nvtxcorr_prof_fmt_time(t, g->ns);

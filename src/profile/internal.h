@@ -30,19 +30,38 @@ uint64_t nvtxcorr_prof_bucket_low(unsigned b);
 
 /* ---- records: one per (thread, site), written only by the owning thread ----
  * Owner-only writes, each a relaxed load and store (a plain mov on x86-64), so the thread
- * that writes the summary at exit reads them race-free without any lock. */
+ * that writes the summary at exit reads them race-free without any lock. A program may run
+ * thousands of kernels on dozens of threads, so a record is kept small: 360 bytes, where
+ * 64-bit buckets made it 1,296 (170 MB for 32 threads x 4,096 kernels). Its buckets count to
+ * 65,535; the launch that would take one past that adds 65,536 to the site's shared `spill`
+ * bucket instead (one atomic add per 65,536 launches of that thread, kernel and bucket), and
+ * the bucket restarts from 0. */
 typedef struct prof_record {
     _Atomic uint64_t launches, errors, capture, total_ns, min_ns, max_ns;
-    _Atomic uint64_t hist[PROF_BUCKETS];
+    _Atomic uint16_t hist[PROF_BUCKETS];
 } prof_record_t;
+enum { PROF_SPILL = 65536 };
 
-/* Distinct (kernel name, label) pairs and graph labels. Beyond this the rest are counted
- * under one "[other]" site (id 0), so memory stays bounded whatever the program does. */
+/* Distinct (kernel name, label) pairs and graph labels: at most PROF_MAX_SITES sites in all,
+ * so memory stays bounded whatever the program does, of which graph labels take at most
+ * PROF_MAX_GRAPH_SITES. Default graph labels carry the instantiation's ordinal, so a program
+ * that re-instantiates every step makes a new one each time; the graph bound keeps that churn
+ * from taking the kernels' room. Beyond the bounds, kernels are counted under "[other]"
+ * (PROF_OTHER_SITE) and graphs under "[other graphs]" (PROF_OTHER_GRAPHS_SITE, a graph site), so
+ * every total, graph launches included, stays exact; the summary says how many launches each
+ * took (docs/profile.md). */
 /* The external correlation kind nvtxcorr pushes around a launch (cupti.c, gpu.c): CUSTOM2,
  * since PyTorch's profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
 #define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
-enum { PROF_MAX_SITES = 32768, PROF_CHUNK = 32, PROF_NO_LABEL = 0xffffffffu };
+enum {
+    PROF_MAX_SITES = 32768,
+    PROF_MAX_GRAPH_SITES = 8192,
+    PROF_OTHER_SITE = 0,
+    PROF_OTHER_GRAPHS_SITE = 1,
+    PROF_CHUNK = 32,
+    PROF_NO_LABEL = 0xffffffffu
+};
 
 struct nvtxcorr_profile_site {
     uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */
@@ -52,6 +71,11 @@ struct nvtxcorr_profile_site {
     const char *trace_prefix;      /* trace mode: the event's constant part, as JSON */
     size_t trace_prefix_len;
     struct nvtxcorr_profile_site *_Atomic next_in_label;
+    /* What the records' 16-bit buckets carried over (prof_record_t), counted only while
+     * spill_gen is this process's generation (nvtxcorr_prof_generation): a forked child starts
+     * from 0 at its first carry, without touching the parent's. */
+    _Atomic uint32_t spill_gen;
+    _Atomic uint64_t spill[PROF_BUCKETS];
 };
 
 typedef struct prof_label {
@@ -69,7 +93,11 @@ extern _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
 /* ---- per-thread blocks ----
  * One per launching thread, linked into a list and never freed: a thread that exits leaves
  * its counts behind (its block is retired, then reused by a later thread, which keeps adding
- * to the same counters). */
+ * to the same counters). A block holds records of this process only while its `gen` is
+ * nvtxcorr_prof_generation, which a forked child increments: the parent's blocks are then
+ * left out of the child's summary, and the child drops a block's records when it reuses the
+ * block, at a launch, instead of clearing every record at fork (which made each child write,
+ * and so copy, all of the parent's records). */
 /* The trace buffer is written out in whole pages, and no event crosses a page boundary (the
  * gap is filled with blanks): a write cut short by SIGKILL stops at a page boundary (Linux
  * copies a write into the page cache page by page and checks for a fatal signal between
@@ -78,7 +106,8 @@ enum { PROF_TRACE_BUF = 64 * 1024, PROF_TRACE_PAGE = 4096, PROF_TRACE_EVENT_MAX 
 typedef struct prof_thread {
     prof_record_t *_Atomic chunks[PROF_MAX_SITES / PROF_CHUNK];
     struct prof_thread *next;
-    int retired; /* under the list lock */
+    int retired;          /* under the list lock */
+    _Atomic unsigned gen; /* the process generation its records belong to */
     /* trace mode: events formatted into buf[0, committed) by the owner; written out when the
      * buffer fills, when the thread exits and at process exit, under `busy` */
     char *_Atomic trace_buf; /* set by the owner, read at exit by any thread */
@@ -91,6 +120,7 @@ typedef struct prof_thread {
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
+extern _Atomic unsigned nvtxcorr_prof_generation; /* 0, then +1 in each forked child */
 extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
 prof_thread_t *nvtxcorr_prof_thread_attach(void);
 
@@ -118,6 +148,25 @@ static inline uint64_t prof_ticks_ns(uint64_t ticks)
     return (uint64_t)(((unsigned __int128)ticks * nvtxcorr_prof_clock.mult) >> 32);
 }
 uint64_t nvtxcorr_prof_realtime_ns(void);
+
+/* ---- nvtxcorr's own work inside a launch call ----
+ * CUPTI calls back into nvtxcorr on the launching thread, from inside the real call: a buffer
+ * request, a completed buffer (whose records nvtxcorr aggregates, naming and labelling kernels
+ * it has not seen). That time is nvtxcorr's, not the launch's: each callback adds what it
+ * took to the thread's count, which the launch subtracts from its CPU time; the summary
+ * reports the sum on its own line (totals.cpu_own_ns). PROF_OWN_IDLE: not inside a profiled
+ * launch (a callback on CUPTI's own thread, or during the exit flush), nothing counted. */
+#define PROF_OWN_IDLE UINT64_MAX
+extern __thread uint64_t nvtxcorr_prof_own_ticks __attribute__((tls_model("initial-exec")));
+extern _Atomic uint64_t nvtxcorr_prof_own_ns;
+static inline uint64_t prof_own_enter(void)
+{
+    return nvtxcorr_prof_own_ticks != PROF_OWN_IDLE ? prof_now() | 1 : 0;
+}
+static inline void prof_own_leave(uint64_t t0)
+{
+    if (t0 && nvtxcorr_prof_own_ticks != PROF_OWN_IDLE) nvtxcorr_prof_own_ticks += prof_now() - t0;
+}
 
 /* ---- the writer: a static buffer and write(2), async-signal-safe (no malloc, no stdio,
  * no locale) ---- */
@@ -204,6 +253,8 @@ void nvtxcorr_prof_gpu_after_fork(void);
 void nvtxcorr_prof_gpu_first_launch(void);
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
 void nvtxcorr_prof_gpu_pop(void);
+/* Before the summary's GPU note is written: adds the launches whose push failed, if any. */
+void nvtxcorr_prof_gpu_note_failures(void);
 void nvtxcorr_prof_gpu_flush(int from_signal);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);

@@ -10,6 +10,7 @@
  * first touch. The launch path takes no lock and writes only its own thread's records, so no
  * cache line is shared between threads; the summary at exit adds the blocks up. */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,11 @@ nvtxcorr_profile_site_t *_Atomic nvtxcorr_prof_sites[PROF_MAX_SITES];
 prof_label_t *_Atomic nvtxcorr_prof_labels[PROF_MAX_SITES];
 _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
 prof_thread_t *_Atomic nvtxcorr_prof_threads;
+_Atomic unsigned nvtxcorr_prof_generation;
 __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
+__thread uint64_t nvtxcorr_prof_own_ticks __attribute__((tls_model("initial-exec"))) =
+    PROF_OWN_IDLE;
+_Atomic uint64_t nvtxcorr_prof_own_ns;
 
 /* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
 static nvtxcorr_map_t site_maps[3];
@@ -105,19 +110,43 @@ static prof_label_t *label_intern(const char *text, const char *category)
     return l;
 }
 
+/* Under intern_lock: graph sites made so far, [other graphs] included. */
+static uint32_t graph_sites;
+
+/* The site that counts what a full table has no room for, with one warning per kind; NULL
+ * while there is room. */
+static nvtxcorr_profile_site_t *over_limit(int graph)
+{
+    uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
+    if (graph && graph_sites >= PROF_MAX_GRAPH_SITES) {
+        static int warned;
+        if (!warned++)
+            nvtxcorr_prof_say("warn",
+                              "profile: more than 8191 distinct graph labels; the others are "
+                              "counted under [other graphs]",
+                              NULL);
+    } else if (n >= PROF_MAX_SITES) {
+        static int warned[2];
+        if (!warned[graph]++)
+            nvtxcorr_prof_say("warn",
+                              graph ? "profile: more than 32766 distinct kernels and graph "
+                                      "labels; the other graphs are counted under [other graphs]"
+                                    : "profile: more than 32766 distinct kernels and graph "
+                                      "labels; the other kernels are counted under [other]",
+                              NULL);
+    } else {
+        return NULL;
+    }
+    return atomic_load_explicit(
+        &nvtxcorr_prof_sites[graph ? PROF_OTHER_GRAPHS_SITE : PROF_OTHER_SITE],
+        memory_order_relaxed);
+}
+
 static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
                                          const nvtxcorr_range_t *label, prof_label_t *group)
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
-    if (n >= PROF_MAX_SITES) {
-        static int warned;
-        if (!warned++)
-            nvtxcorr_prof_say("warn",
-                              "profile: more than 32767 distinct kernels and graph "
-                              "labels; the others are counted under [other]",
-                              NULL);
-        return atomic_load_explicit(&nvtxcorr_prof_sites[0], memory_order_relaxed);
-    }
+    if (n >= PROF_MAX_SITES) return over_limit(graph);
     nvtxcorr_profile_site_t *s = calloc(1, sizeof *s);
     if (s == NULL) return NULL;
     s->id = n;
@@ -127,18 +156,23 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
     s->function = strdup(function);
     if (s->name == NULL || s->function == NULL) return NULL; /* leaked: out of memory anyway */
     s->label_id = group ? group->id : PROF_NO_LABEL;
+    atomic_store_explicit(&s->spill_gen,
+                          atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed),
+                          memory_order_relaxed);
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
         nvtxcorr_prof_trace_prefix(s, group ? group->text : NULL, group ? group->category : NULL);
     if (group) {
         s->next_in_label = atomic_load_explicit(&group->first, memory_order_relaxed);
         atomic_store_explicit(&group->first, s, memory_order_release);
     }
+    if (graph) graph_sites++;
     atomic_store_explicit(&nvtxcorr_prof_sites[n], s, memory_order_release);
     atomic_store_explicit(&nvtxcorr_prof_site_count, n + 1, memory_order_release);
     return s;
 }
 
-/* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. */
+/* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. A full
+ * table is checked first, so that what it has no room for takes no label either. */
 static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const char *function,
                                             const nvtxcorr_range_t *label)
 {
@@ -148,10 +182,10 @@ static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const c
     if (key == NULL) return NULL;
     pthread_mutex_lock(&intern_lock);
     nvtxcorr_profile_site_t *s = lookup(site_buckets, key);
-    if (s == NULL) {
+    if (s == NULL && (s = over_limit(graph)) == NULL) {
         prof_label_t *group = text ? label_intern(text, category) : NULL;
         s = site_new(graph, name, function, graph ? NULL : label, group);
-        if (s && s->id != 0 && remember(site_buckets, key, s) != 0) s = NULL;
+        if (s && s->id > PROF_OTHER_GRAPHS_SITE && remember(site_buckets, key, s) != 0) s = NULL;
     }
     pthread_mutex_unlock(&intern_lock);
     free(key);
@@ -276,6 +310,16 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
     }
     pthread_mutex_unlock(&threads_lock);
     if (t == NULL) return NULL;
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
+    if (atomic_load_explicit(&t->gen, memory_order_relaxed) != gen) {
+        /* A block the parent process left (this is a forked child): its records are the
+         * parent's. They are dropped, not freed or cleared: both would write to (and so copy)
+         * memory the child shares with the parent; the summary reads no block of an older
+         * generation. */
+        for (size_t i = 0; i < PROF_MAX_SITES / PROF_CHUNK; i++)
+            atomic_store_explicit(&t->chunks[i], NULL, memory_order_relaxed);
+        atomic_store_explicit(&t->gen, gen, memory_order_release);
+    }
     t->tid = (unsigned)syscall(SYS_gettid);
     t->where_pid = 0; /* the trace's per-thread prefix names the new owner */
     if (t->trace_buf == NULL && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
@@ -292,6 +336,32 @@ static prof_record_t *chunk_new(prof_thread_t *t, uint32_t id)
     return c;
 }
 
+/* A record's 16-bit bucket b (at `bucket`) is full: 65,536 more go to the site's shared bucket
+ * and it restarts from 0. In a forked child, the first carry into a site clears what the
+ * parent had carried; a thread that finds another one clearing waits for it (a 1.2 KB
+ * memset). Out of line, so the launch path keeps nothing live across it. */
+__attribute__((noinline, cold)) static void spill(nvtxcorr_profile_site_t *s,
+                                                  _Atomic uint16_t *bucket, unsigned b)
+{
+    enum { CLEARING = 0xffffffffu };
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
+    for (;;) {
+        uint32_t seen = atomic_load_explicit(&s->spill_gen, memory_order_acquire);
+        if (seen == gen) break;
+        if (seen != CLEARING &&
+            atomic_compare_exchange_strong_explicit(&s->spill_gen, &seen, CLEARING,
+                                                    memory_order_acquire, memory_order_relaxed)) {
+            for (unsigned i = 0; i < PROF_BUCKETS; i++)
+                atomic_store_explicit(&s->spill[i], 0, memory_order_relaxed);
+            atomic_store_explicit(&s->spill_gen, gen, memory_order_release);
+            break;
+        }
+        sched_yield();
+    }
+    atomic_fetch_add_explicit(&s->spill[b], PROF_SPILL, memory_order_relaxed);
+    atomic_store_explicit(bucket, 0, memory_order_relaxed);
+}
+
 #define BUMP(field, by)                                                                            \
     atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (by),   \
                           memory_order_relaxed)
@@ -304,19 +374,24 @@ static void record(const nvtxcorr_profile_launch_t *pl, int failed)
     prof_record_t *c = atomic_load_explicit(&t->chunks[id / PROF_CHUNK], memory_order_relaxed);
     if (NVTXCORR_UNLIKELY(c == NULL) && (c = chunk_new(t, id)) == NULL) return;
     prof_record_t *r = &c[id % PROF_CHUNK];
-    if (pl->capturing) { /* recorded into a graph, not run: counted apart, not timed */
+    if (failed) BUMP(r->errors, 1); /* a launch that failed while capturing too */
+    if (pl->capturing) {            /* recorded into a graph, not run: counted apart, not timed */
         BUMP(r->capture, 1);
         return;
     }
     uint64_t ns = pl->ns, n = atomic_load_explicit(&r->launches, memory_order_relaxed);
     atomic_store_explicit(&r->launches, n + 1, memory_order_relaxed);
-    if (failed) BUMP(r->errors, 1);
     BUMP(r->total_ns, ns);
     if (n == 0 || ns < atomic_load_explicit(&r->min_ns, memory_order_relaxed))
         atomic_store_explicit(&r->min_ns, ns, memory_order_relaxed);
     if (ns > atomic_load_explicit(&r->max_ns, memory_order_relaxed))
         atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
-    BUMP(r->hist[prof_bucket(ns)], 1);
+    unsigned b = prof_bucket(ns);
+    unsigned v = atomic_load_explicit(&r->hist[b], memory_order_relaxed) + 1u;
+    if (NVTXCORR_LIKELY(v != PROF_SPILL))
+        atomic_store_explicit(&r->hist[b], (uint16_t)v, memory_order_relaxed);
+    else
+        spill(pl->site, &r->hist[b], b);
 }
 
 /* ---- the launch path ---- */
@@ -354,15 +429,25 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         gpu = nvtxcorr_prof_gpu_on;
     }
     if (gpu == 1 && s != NULL && !pl->capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    /* The launch call alone: everything above (CUPTI's start at the first launch, the
+     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
+     * inside the call (CUPTI's callbacks) is taken out at the end. */
+    nvtxcorr_prof_own_ticks = 0;
     pl->start = prof_now();
 }
 
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 {
-    uint64_t end = prof_now();
+    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
+    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
+    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
+        uint64_t o = own < ticks ? own : ticks;
+        ticks -= o;
+        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
+    }
     if (pl->ext) nvtxcorr_prof_gpu_pop();
     if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
-    pl->ns = prof_ticks_ns(end - pl->start);
+    pl->ns = prof_ticks_ns(ticks);
     if (NVTXCORR_LIKELY(pl->site != NULL)) record(pl, failed);
     nvtxcorr_thread.depth--;
     return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
@@ -379,20 +464,21 @@ static void after_fork_in_child(void)
     nvtxcorr_prof_process_reset();
 }
 
-/* The child keeps the sites (names) but none of the parent's counts: every block is zeroed,
- * and all but the forking thread's are retired for reuse. */
+/* The child keeps the sites (names) but none of the parent's counts: a new generation makes
+ * every block's records the parent's (left out of the summary, dropped when the block is
+ * reused), and every block is retired, the forking thread's too, whose next launch attaches
+ * afresh. Only each block's header is written here, never a record. */
 void nvtxcorr_prof_stats_after_fork(void)
 {
+    atomic_store_explicit(&nvtxcorr_prof_own_ns, 0, memory_order_relaxed);
+    atomic_fetch_add_explicit(&nvtxcorr_prof_generation, 1, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
          t = t->next) {
-        for (size_t i = 0; i < PROF_MAX_SITES / PROF_CHUNK; i++) {
-            prof_record_t *c = atomic_load_explicit(&t->chunks[i], memory_order_relaxed);
-            if (c) memset(c, 0, PROF_CHUNK * sizeof *c);
-        }
-        t->retired = t != nvtxcorr_prof_self;
+        t->retired = 1;
         atomic_store_explicit(&t->committed, 0, memory_order_relaxed);
         atomic_store_explicit(&t->busy, 0, memory_order_relaxed);
     }
+    nvtxcorr_prof_self = NULL;
 }
 
 int nvtxcorr_profile_init(void)
@@ -402,9 +488,10 @@ int nvtxcorr_profile_init(void)
     nvtxcorr_prof_process_reset();
     if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
         return -1;
-    /* Site 0: where launches go once PROF_MAX_SITES distinct sites exist. */
+    /* Sites 0 and 1: where kernel and graph launches go once their bound is reached. */
     pthread_mutex_lock(&intern_lock);
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
+    site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
     pthread_atfork(NULL, NULL, after_fork_in_child);
     nvtxcorr_prof_gpu_start();

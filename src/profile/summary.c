@@ -72,14 +72,17 @@ static const prof_gpu_stat_t *site_gpu(uint32_t id)
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
 {
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue; /* a parent's */
         prof_record_t *c =
             atomic_load_explicit(&t->chunks[s->id / PROF_CHUNK], memory_order_acquire);
         if (c == NULL) continue;
         prof_record_t *r = &c[s->id % PROF_CHUNK];
         uint64_t n = atomic_load_explicit(&r->launches, memory_order_relaxed);
         a->capture += atomic_load_explicit(&r->capture, memory_order_relaxed);
+        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed); /* capture's too */
         if (n == 0) continue;
         uint64_t mn = atomic_load_explicit(&r->min_ns, memory_order_relaxed);
         uint64_t mx = atomic_load_explicit(&r->max_ns, memory_order_relaxed);
@@ -87,11 +90,13 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         if (mx > a->max) a->max = mx;
         a->launches += n;
         if (s->graph) a->graph_launches += n;
-        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed);
         a->total += atomic_load_explicit(&r->total_ns, memory_order_relaxed);
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
     }
+    if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* internal.h */
+        for (unsigned b = 0; b < PROF_BUCKETS; b++)
+            a->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
 }
 
 static void finish_agg(agg_t *a, summary_t *s)
@@ -145,6 +150,8 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 /* ---- the three formats ---- */
 typedef struct totals {
     uint64_t launches, graph_launches, errors, capture, total, skipped;
+    uint64_t own;                 /* nvtxcorr's own work inside launch calls, not in `total` */
+    uint64_t other, other_graphs; /* launches beyond the site bounds (internal.h) */
 } totals_t;
 
 static void json_counters(const agg_t *a, const prof_gpu_stat_t *gpu)
@@ -242,8 +249,14 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, tot->capture);
     nvtxcorr_out_str(&out, ", \"cpu_ns\": ");
     nvtxcorr_out_u64(&out, tot->total);
+    nvtxcorr_out_str(&out, ", \"cpu_own_ns\": ");
+    nvtxcorr_out_u64(&out, tot->own);
     nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
     nvtxcorr_out_u64(&out, tot->skipped);
+    nvtxcorr_out_str(&out, ", \"other_launches\": ");
+    nvtxcorr_out_u64(&out, tot->other);
+    nvtxcorr_out_str(&out, ", \"other_graph_launches\": ");
+    nvtxcorr_out_u64(&out, tot->other_graphs);
     nvtxcorr_prof_gpu_json_totals(&out);
     nvtxcorr_out_str(&out, "},\n \"labels\": [");
     for (uint32_t i = 0; i < nl; i++) {
@@ -503,10 +516,27 @@ static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
         nvtxcorr_out_str(&out, " launches of kernels whose rule says \"-\" are in no label "
                                "(see the kernels list)\n");
     }
+    if (tot->other) {
+        nvtxcorr_out_u64(&out, tot->other);
+        nvtxcorr_out_str(&out, " launches of kernels beyond the 32766 distinct kernels and graph "
+                               "labels kept are counted under [other]\n");
+    }
+    if (tot->other_graphs) {
+        nvtxcorr_out_u64(&out, tot->other_graphs);
+        nvtxcorr_out_str(&out, " launches of graphs beyond the 8191 distinct graph labels kept "
+                               "are counted under [other graphs]\n");
+    }
     if (tot->capture) {
         nvtxcorr_out_u64(&out, tot->capture);
         nvtxcorr_out_str(&out,
                          " launches made during stream capture (recorded, not run) not counted\n");
+    }
+    if (tot->own) { /* CUPTI's callbacks into nvtxcorr: its time, not the launches' */
+        nvtxcorr_prof_fmt_time(t, tot->own);
+        nvtxcorr_out_str(&out, "nvtxcorr's own work inside the launch calls (CUPTI callbacks), "
+                               "not in the times above: ");
+        nvtxcorr_out_str(&out, t);
+        nvtxcorr_out_str(&out, "\n");
     }
     nvtxcorr_prof_gpu_text(&out, nsites);
 }
@@ -527,6 +557,7 @@ void nvtxcorr_prof_summary_write(void)
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
     totals_t tot = {0};
+    tot.own = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
     uint32_t nl = 0, nk = 0;
     for (uint32_t i = 0; i < nlabels; i++) {
@@ -547,6 +578,8 @@ void nvtxcorr_prof_summary_write(void)
         tot.capture += scratch.capture;
         tot.total += scratch.total;
         if (s->label_id == PROF_NO_LABEL) tot.skipped += scratch.launches;
+        if (i == PROF_OTHER_SITE) tot.other = scratch.launches;
+        if (i == PROF_OTHER_GRAPHS_SITE) tot.other_graphs = scratch.launches;
         if (!s->graph && (scratch.launches || scratch.capture || site_gpu(i)->n)) kernels[nk++] = i;
     }
     sort(order, nl, label_sum, 1);

@@ -198,6 +198,79 @@ def test_cupti_skip_rules(env):
 
 
 @scenario
+def test_cupti_launch_time_alone(env):
+    """CPU time in launch calls is the call alone, without nvtxcorr's own work: CUPTI's start at
+    the first launch (made 300 ms slow) is before the clock starts, and nvtxcorr's processing
+    of a buffer CUPTI completes inside a launch call (made 300 ms slow) is taken out of that
+    launch and reported apart, in totals.cpu_own_ns and a line of the table."""
+    slow = 300 * 1000 * 1000
+    run, sums, tmp = gpu_run(env, [demo(env)], extra={
+        "FAKECUPTI_START_DELAY_MS": "300", "FAKECUPTI_SLOW_BUFFER_MS": "300",
+        "FAKECUPTI_BUFFER_RECORDS": "3"})  # the first buffer completes inside the 2nd launch
+    check(run.rc == 0 and run.err == "", f"rc {run.rc}: {run.err}")
+    d = one(sums)
+    check_views(d)
+    worst = max(e["cpu_max_ns"] for e in d["labels"])
+    check(worst < slow // 3, f"a launch took {worst} ns: nvtxcorr's own work counted in it")
+    check(d["totals"]["cpu_ns"] < slow // 3 and d["totals"]["cpu_own_ns"] >= slow * 9 // 10,
+          f"{d['totals']}")
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    text = subprocess.run([launcher, "report", os.path.join(tmp, f"p.{d['pid']}.json")],
+                          capture_output=True, text=True).stdout
+    check(re.search(r"^nvtxcorr's own work inside the launch calls \(CUPTI callbacks\), not in "
+                    r"the times above: 3\d\d ms$", text, re.M), text)
+
+
+@scenario
+def test_cupti_skipped_graph(env):
+    """A graph whose rule says "-" has no entry in graphs (its time is in
+    gpu_unlabelled_launch_ns), as a skipped kernel has none in kernel_labels; a graph labelled
+    "-" (quoted) has its entry."""
+    _, _, _, replay_ns = expected_views()
+    run, sums, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_LABELS_INLINE": "graph:* -"})
+    check(run.rc == 0 and run.err == "", run.err)
+    d = one(sums)
+    check(d["graphs"] == [], f"graphs of a skipped graph: {d['graphs']}")
+    check(d["totals"]["gpu_unlabelled_launch_ns"] == REPLAYS * replay_ns, f"{d['totals']}")
+    check(d["totals"]["unlabelled_launches"] == REPLAYS, f"{d['totals']}")
+    run, sums, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_LABELS_INLINE": 'graph:* "-"'})
+    d = one(sums)
+    g = d["graphs"]
+    check(len(g) == 1 and g[0]["label"] == "-" and g[0]["replays"] == REPLAYS, f"{g}")
+    check(d["totals"]["gpu_unlabelled_launch_ns"] == 0, f"{d['totals']}")
+
+
+@scenario
+def test_cupti_push_fails(env):
+    """CUPTI refuses the external correlation push, for every launch or from the 11th on: one
+    warning, and gpu_time_note says for how many launches, instead of a silent summary whose
+    kernels are all uncorrelated. The by-kernel view stays complete."""
+    launches = 23 + REPLAYS
+    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    for after, failed in (("0", launches), ("10", launches - 10)):
+        run, sums, tmp = gpu_run(env, [demo(env)], extra={"FAKECUPTI_PUSH_FAIL_AFTER": after})
+        w = re.findall(r"^nvtxcorr: warn: GPU time partial: .*$", run.err, re.M)
+        check(run.rc == 0 and len(w) == 1 and run.err.count("\n") == 1 and
+              "cuptiActivityPushExternalCorrelationId failed (CUPTI_ERROR_UNKNOWN)" in w[0],
+              f"after {after}: one warning expected: {run.err}")
+        d = one(sums)
+        note = d["gpu_time_note"] or ""
+        check(d["gpu_time"] is True and
+              f"cuptiActivityPushExternalCorrelationId failed for {failed} launches" in note,
+              f"after {after}: {d['gpu_time']} {note!r}")
+        t = d["totals"]
+        check(t["gpu_uncorrelated_kernels"] > 0 and t["gpu_kernels"] == 207, f"{t}")
+        if after == "0":
+            check(t["gpu_uncorrelated_ns"] == t["gpu_ns"] and
+                  all(not e["gpu_kernels"] for e in d["labels"]), f"{t}")
+        _, by_kernel, _, _ = expected_views()
+        check(view(d["kernel_labels"]) == by_kernel, f"{view(d['kernel_labels'])}")
+        text = subprocess.run([launcher, "report", os.path.join(tmp, f"p.{d['pid']}.json")],
+                              capture_output=True, text=True).stdout
+        check(f"failed for {failed} launches" in text, text)
+
+
+@scenario
 def test_cupti_csv_and_text(env):
     by_launch, by_kernel, _, replay_ns = expected_views()
     run, _, tmp = gpu_run(env, [demo(env)], name="p.csv")

@@ -149,6 +149,42 @@ def test_profile_graphs_and_capture(env):
 
 
 @scenario
+def test_profile_graph_churn(env):
+    """issue 16 case 5: 100,000 graphs instantiated, launched once and destroyed (each default
+    label is new: graph#N), then three kernels. Graph labels take at most 8,191 sites of their
+    own, the rest count under [other graphs], a graph label: every count stays exact, the
+    kernels after the churn keep their names, and the summary says how many launches are
+    beyond the bound. (Before: the 32K-site table filled, 67,233 launches went to [other],
+    graph_launches said 32,767 and the kernels were unnamed.)"""
+    n = 100000
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "churn", str(n), "kernels"],
+                               tool=False, tmp=tmp,
+                               extra={"NVTXCORR_PROFILE": os.path.join(tmp, "p.json")})
+    d = only(sums)
+    check_schema(d)
+    t = d["totals"]
+    check(t["launches"] == n + 3 and t["graph_launches"] == n, f"totals {t}")
+    labels = by_label(d)
+    own = [k for k in labels if k.startswith("graph#")]
+    check(len(own) == 8191, f"{len(own)} graph labels of their own")
+    other = labels["[other graphs]"]
+    check(other["launches"] == other["graph_launches"] == n - 8191, f"[other graphs] {other}")
+    check(t["other_graph_launches"] == n - 8191 and t["other_launches"] == 0, f"totals {t}")
+    check("[other]" not in labels, "kernels counted under [other]")
+    kernels = {e["function"]: e["launches"] for e in d["kernels"]}
+    check(kernels == {"add1": 1, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1},
+          f"kernels {kernels}")
+    check(run.err.count("counted under [other graphs]") == 1, run.err[-2000:])
+    # The text table says so too.
+    run, _, _ = profile_run(env, [env.prog("scn_driver"), "churn", "9000"], tool=False, tmp=tmp,
+                            extra={"NVTXCORR_PROFILE": os.path.join(tmp, "p.txt")})
+    text = open(os.path.join(tmp, "p.txt")).read()
+    check("809 launches of graphs beyond the 8191 distinct graph labels kept are counted under "
+          "[other graphs]\n" in text, text[-2000:])
+
+
+@scenario
 def test_profile_rules(env):
     """Rules apply; a "-" rule's kernels are in no label but stay in kernels, label null."""
     rules = 'flash* attn category=attention; add1 -; graph:* "decode step" category=graph'
@@ -184,6 +220,33 @@ def test_profile_errors(env):
     check([c for w, c in run.rcs() if w.startswith("cuLaunch")] == ["719"] * 6, f"{run.rcs()}")
     d = only(sums)
     check(d["totals"]["errors"] == 6 and d["totals"]["launches"] == 6, f"{d['totals']}")
+
+
+@scenario
+def test_profile_capture_errors(env):
+    """A launch that fails while its stream captures counts in errors (and in capture_launches,
+    not in launches): the demo with every launch failing, 23 before the capture, 22 during it
+    and 8 replays of what was captured."""
+    demo = os.path.join(env.build, "tests", "demo", "demo_infer")
+    table = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "demo",
+                         "demo.conf")
+    run, sums, tmp = profile_run(env, [demo], extra={"FAKECUDA_FAIL_LAUNCH": "719",
+                                                     "NVTXCORR_LABELS": table}, rc=None)
+    check(run.err.count("launch failed: 719") == 23 + 22, run.err)
+    d = only(sums)
+    t = d["totals"]
+    check(t["launches"] == 23 + 8 and t["capture_launches"] == 22 and t["errors"] == 23 + 22 + 8,
+          f"{t}")
+    labels = by_label(d)
+    check(labels["attention.decode"]["errors"] == 2 and
+          labels["attention.decode"]["capture_launches"] == 2 and
+          labels["attention.decode"]["launches"] == 0, f"{labels['attention.decode']}")
+    check(sum(e["errors"] for e in d["labels"]) == t["errors"] ==
+          sum(e["errors"] for e in d["kernels"]) + 8, "errors do not add up")
+    text = subprocess.run([launcher(env), "report", os.path.join(tmp, f"p.{d['pid']}.json")],
+                          capture_output=True, text=True).stdout
+    check(re.search(r"^nvtxcorr: profile of pid \d+: 31 launches \(8 graph\), 53 errors", text,
+                    re.M), text)
 
 
 @scenario
@@ -332,6 +395,43 @@ def test_profile_memory_flat(env):
         d = json.load(open(os.path.join(tmp, f"p{i}.json")))
         check(launches(d) == {"add1": int(n)}, f"{launches(d)}")
     check(rss[1] - rss[0] < 2048, f"peak RSS grew from {rss[0]} kB to {rss[1]} kB")
+
+
+@scenario
+def test_profile_memory_per_thread_and_fork(env):
+    """issue 16 case 6: a record per (thread, kernel) is 360 bytes (1,296 with 64-bit buckets:
+    170 MB for 32 threads x 4,096 kernels), and a forked child no longer clears every record
+    at fork (which wrote, and so copied, all of the parent's): its private memory right after
+    fork stays small whatever the parent holds. 8 threads x 2,048 kernels: before, about
+    1,300 bytes per (thread, kernel) and 21 MB written by the child at fork."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    res = {}
+    for threads in (1, 8):
+        run, _, _ = profile_run(env, [env.prog("scn_profile"), "memory", str(threads), "2048"],
+                                tool=False, tmp=tmp)
+        res[threads] = dict((k, int(v)) for k, v in
+                            (line.split() for line in run.out.splitlines() if "_kb " in line))
+    per = (res[8]["rss_kb"] - res[1]["rss_kb"]) * 1024 / (7 * 2048)
+    check(per < 640, f"{per:.0f} bytes per (thread, kernel): {res}")
+    check(res[8]["child_private_kb"] < 2048, f"the child wrote at fork: {res[8]}")
+
+
+@scenario
+def test_profile_histogram_carry_across_fork(env):
+    """A record's 16-bit bucket that passes 65,535 carries into its site's shared bucket; a
+    forked child leaves the parent's carries out and starts its own from 0, so both summaries
+    add up exactly (the histogram to the launches, checked by check_schema)."""
+    # The child launches fewer (no carry of its own: the parent's must be left out) or as many.
+    n = 400000
+    for m in (1000, n):
+        run, sums, _ = profile_run(env, [env.prog("scn_profile"), "fork-loop", str(n), str(m)],
+                                   tool=False)
+        check(len(sums) == 2, f"summaries: {list(sums)}")
+        child = max(sums, key=lambda pid: sums[pid]["start_ns"])
+        for pid, d in sums.items():
+            check_schema(d)  # the histogram adds up to the launches
+            want = m if pid == child else n
+            check(launches(d) == {"add1": want}, f"pid {pid}: {launches(d)}, want {want}")
 
 
 # ---- trace ------------------------------------------------------------------------------------

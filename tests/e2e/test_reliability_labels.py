@@ -8,9 +8,9 @@ from harness import KERNELS6, check, scenario
 
 
 def near_limit_table(n):
-    """n regexes each just under the per-regex weight limit, in the shape that costs glibc the
-    most (a repeated optional atom: 8 MB and 0.4 s of regexec each)."""
-    return "".join(f"re:k{i}_(.?){{990}} lab{i}\n" for i in range(n))
+    """n regexes each just under the per-regex weight limit (about 1 MB compiled each), in a
+    shape whose matching is cheap, so that the compile budget is the one they meet."""
+    return "".join(f"re:k{i}_[a-z]{{990}} lab{i}\n" for i in range(n))
 
 
 def run_limited(env, table, args=("direct",), what=None):
@@ -49,6 +49,25 @@ def test_labels_regex_budget_within(env):
     check(run.err == "", f"unexpected stderr: {run.err[-2000:]}")
     check(run.labels() == ["add1", "attention", "triton_poi_fused_add_0"] * 2,
           f"labels {run.labels()}")
+
+
+@scenario
+def test_labels_regex_match_budget(env):
+    """issue 16 case 12: four regexes with long literals that must fail after many optional
+    atoms passed every budget, yet each first launch of a kernel whose name held the literal
+    spent seconds in glibc's regexec. The match budget refuses the first of them, naming it;
+    the table is rejected and the program runs on with default labels."""
+    long_name = "flash_attention_forward_kernel_" + "x" * 200
+    table = "flash_fwd_kernel attention\n" + "".join(
+        f"re:flash_attention_forward_kernel_(.?){{950}}Z slow{i}\n" for i in range(4))
+    run = run_limited(env, table, args=("named", long_name, "add1"))
+    want = (f"nvtxcorr: error: {run.table_path}:2: regex budget exceeded: matching one kernel "
+            "name against every kernel regex could cost more than 8000000 (this one "
+            "'flash_attention_forward_kernel_(.?){950}Z'")
+    check(want in run.err, f"match budget error expected: {run.err[-2000:]}")
+    check(run.err.count("regex budget") == 1, f"one budget error expected: {run.err[-2000:]}")
+    check("label table rejected; using default labels" in run.err, run.err[-2000:])
+    check(run.labels() == [long_name, "add1"], f"default labels expected: {run.labels()}")
 
 
 ESC_NAME = "red\x1b[31mkernel\x07"             # a C name: all three names are this

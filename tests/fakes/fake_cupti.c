@@ -28,12 +28,19 @@
  *                               did not lend (as another CUPTI client's), freed by the fake
  *                               after; if the client ever lends it back, stderr says
  *                               "fake_cupti: foreign buffer lent back"
+ *   FAKECUPTI_START_DELAY_MS=n  cuptiActivityRegisterCallbacks sleeps n ms first (a slow start,
+ *                               as libcupti's is on a real driver)
+ *   FAKECUPTI_SLOW_BUFFER_MS=n  the first cuptiActivityGetNumDroppedRecords sleeps n ms: the
+ *                               client's processing of its first completed buffer is slow
+ *   FAKECUPTI_PUSH_FAIL_AFTER=n cuptiActivityPushExternalCorrelationId succeeds n times, then
+ *                               returns CUPTI_ERROR_UNKNOWN (0: every push fails)
  * A forked child records nothing (CUPTI does not follow fork).
  */
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +58,9 @@ static CUpti_BuffersCallbackCompleteFunc completed;
 static CUpti_TimestampCallbackFunc timestamp_fn;
 static uint32_t enabled_kinds[64];
 static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, foreign,
-    configured;
+    start_delay_ms, slow_buffer_ms, configured;
+static long push_fail_after = -1; /* FAKECUPTI_PUSH_FAIL_AFTER; -1: pushes never fail */
+static _Atomic long pushes;
 static uint8_t *foreign_seen[64]; /* foreign buffers completed so far (FAKECUPTI_FOREIGN) */
 static size_t foreign_count;
 static uint32_t next_correlation;
@@ -90,6 +99,12 @@ static uint64_t now_ns(void)
     return timestamp_fn ? timestamp_fn() : mono_ns();
 }
 
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    if (ms > 0) nanosleep(&ts, NULL);
+}
+
 static int env_int(const char *name)
 {
     const char *v = getenv(name);
@@ -118,6 +133,9 @@ static void configure(void)
     fail_flush = env_int("FAKECUPTI_FAIL_FLUSH");
     kernels_first = env_int("FAKECUPTI_KERNELS_FIRST");
     foreign = env_int("FAKECUPTI_FOREIGN");
+    start_delay_ms = env_int("FAKECUPTI_START_DELAY_MS");
+    slow_buffer_ms = env_int("FAKECUPTI_SLOW_BUFFER_MS");
+    if (getenv("FAKECUPTI_PUSH_FAIL_AFTER")) push_fail_after = env_int("FAKECUPTI_PUSH_FAIL_AFTER");
     pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
@@ -338,6 +356,7 @@ FC_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
                                                   CUpti_BuffersCallbackCompleteFunc done)
 {
     configure();
+    sleep_ms(start_delay_ms);
     if (req == NULL || done == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
     void (*set_hook)(fakecuda_activity_fn) =
@@ -400,6 +419,8 @@ FC_API CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext ctx, uint32_t str
 {
     (void)ctx, (void)stream;
     if (n == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    static _Atomic int slowed;
+    if (slow_buffer_ms > 0 && !atomic_exchange(&slowed, 1)) sleep_ms(slow_buffer_ms);
     pthread_mutex_lock(&lock);
     *n = dropped;
     dropped = 0; /* reported once: the count since the last call */
@@ -414,6 +435,8 @@ FC_API CUptiResult cuptiActivityPushExternalCorrelationId(CUpti_ExternalCorrelat
         kind >= CUPTI_EXTERNAL_CORRELATION_KIND_SIZE)
         return CUPTI_ERROR_INVALID_PARAMETER;
     if (ext_depth == 16) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+    if (push_fail_after >= 0 && atomic_fetch_add(&pushes, 1) >= push_fail_after)
+        return CUPTI_ERROR_UNKNOWN;
     ext_kind[ext_depth] = kind;
     ext_stack[ext_depth++] = id;
     return CUPTI_SUCCESS;

@@ -410,7 +410,7 @@ def test_regex_budgets(tmp):
     for n in (1000, 10000):
         name = f"near{n}.conf"
         with open(os.path.join(tmp, name), "w") as f:
-            f.writelines(f"re:k{i}_(.?){{990}} lab{i}\n" for i in range(n))
+            f.writelines(f"re:k{i}_[a-z]{{990}} lab{i}\n" for i in range(n))
         rc, out, err = limited(["check", name], tmp)
         detail = f"  rc={rc}\n  stdout:\n{out}  stderr:\n{err[:2000]}"
         expect(f"{n} near-limit regexes: exit 1", rc == 1, detail)
@@ -425,9 +425,36 @@ def test_regex_budgets(tmp):
     expect("1000 realistic regexes load", rc == 0 and out == "realistic.conf: 1000 rules OK\n",
            f"  rc={rc}\n{out}{err[:2000]}")
     with open(os.path.join(tmp, "four.conf"), "w") as f:
-        f.writelines(f"re:k{i}_(.?){{990}} lab{i}\n" for i in range(4))
+        f.writelines(f"re:k{i}_[a-z]{{990}} lab{i}\n" for i in range(4))
     expect_run("four near-limit regexes load", ["check", "four.conf"], 0, cwd=tmp,
                stdout="four.conf: 4 rules OK\n", stderr="")
+
+    # The work of matching one name is bounded too, not only the compiled size: four regexes
+    # with long literals that must fail after many optional atoms (3.4 s of glibc regexec
+    # each on a name holding the literal) fit the budgets above but not this one. The first
+    # is refused on its own; smaller ones add up until one is over.
+    with open(os.path.join(tmp, "slow.conf"), "w") as f:
+        f.writelines(f"re:flash_attention_forward_kernel_(.?){{950}}Z lab{i}\n" for i in range(4))
+    expect_run("slow regexes refused", ["check", "slow.conf"], 1, cwd=tmp, stdout="",
+               stderr="nvtxcorr: error: slow.conf:1: regex budget exceeded: matching one kernel "
+               "name against every kernel regex could cost more than 8000000 (this one "
+               "'flash_attention_forward_kernel_(.?){950}Z' 917072124, the ones before it 0; "
+               "see docs/labels.md, Cost)\n")
+    with open(os.path.join(tmp, "adds.conf"), "w") as f:
+        f.writelines(f"re:k{i}_(.?){{150}}Z lab{i}\n" for i in range(4))
+    expect_run("slow regexes add up", ["check", "adds.conf"], 1, cwd=tmp, stdout="",
+               stderr="nvtxcorr: error: adds.conf:3: regex budget exceeded: matching one kernel "
+               "name against every kernel regex could cost more than 8000000 (this one "
+               "'k2_(.?){150}Z' 3581116, the ones before it 7162232; see docs/labels.md, "
+               "Cost)\n")
+    # Graph regexes have a budget of their own: a graph never meets a kernel regex.
+    expect_run("graph regexes apart", ["check", "--inline", "re:k0_(.?){150}Z a; "
+               "re:k1_(.?){150}Z b; graph:re:g0_(.?){150}Z c; graph:re:g1_(.?){150}Z d"], 0,
+               stdout="NVTXCORR_LABELS_INLINE: 4 rules OK\n", stderr="")
+    # Optional atoms in every form count: `?`, `*`, a bound from 0, an empty branch.
+    for shape in ("(.*){200}", "(.{0,1}){200}", "(.|){200}", "(|.){200}", "(a?b?){100}"):
+        expect_run(f"optional shape {shape}", ["check", "--inline", f"re:kx_{shape}Z a"], 1,
+                   stdout="", stderr_has=["matching one kernel name against every kernel regex"])
 
     # Regexes without a 3-byte literal are tried on every name: a smaller budget.
     with open(os.path.join(tmp, "scanned.conf"), "w") as f:
@@ -439,7 +466,7 @@ def test_regex_budgets(tmp):
                "Cost)\n")
     # Inline rules and the file share the budget; the error names the rule where it ran out.
     expect_run("budget shared with inline rules",
-               ["check", "--inline", "re:aaa_(.?){990} x; re:bbb_(.?){990} y", "four.conf"], 1,
+               ["check", "--inline", "re:aaa_[a-z]{990} x; re:bbb_[a-z]{990} y", "four.conf"], 1,
                cwd=tmp, stdout="",
                stderr_has=["nvtxcorr: error: four.conf:3: regex budget exceeded"])
     # Regexes see at most the first 4096 bytes of a name.

@@ -90,7 +90,7 @@ static int graph(int *d, bool mode_all)
     return failed;
 }
 
-static int entry(void)
+static int entry(int *d)
 {
     typedef CUresult (*launch_t)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                  unsigned, unsigned, CUstream, void **, void **);
@@ -105,8 +105,15 @@ static int entry(void)
     cudaFunction_t f;
     failed |= report("func-by-symbol", cudaGetFuncBySymbol(&f, (const void *)add1));
     if (a && b) {
-        printf("rc driver-entry %d\n", (int)a((CUfunction)f, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0));
-        printf("rc driver-entry-ptsz %d\n", (int)b((CUfunction)f, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0));
+        // add1(int *, int) takes two arguments: kernelParams must point at them (NULL is
+        // undefined on a real driver).
+        int n = 16;
+        void *args[] = {&d, &n};
+        int ra = (int)a((CUfunction)f, 1, 1, 1, 16, 1, 1, 0, 0, args, 0);
+        printf("rc driver-entry %d\n", ra);
+        int rb = (int)b((CUfunction)f, 1, 1, 1, 16, 1, 1, 0, 0, args, 0);
+        printf("rc driver-entry-ptsz %d\n", rb);
+        failed |= ra != 0 || rb != 0;
     }
     return failed;
 }
@@ -125,6 +132,6 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "graphs"))
         return graph(d, true);
     if (!strcmp(mode, "entry"))
-        return entry();
+        return entry(d);
     return 2;
 }

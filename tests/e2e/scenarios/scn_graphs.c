@@ -180,8 +180,8 @@ static int capture_legacy(CUstream s, CUfunction k[3])
 }
 
 /* Instantiate, launch and destroy one graph n times, as a program that re-instantiates every
- * step does; prints the peak RSS. */
-static int churn(int n, CUstream s, CUfunction k[3])
+ * step does; then, with `kernels`, launch each kernel once; prints the peak RSS. */
+static int churn(int n, int kernels, CUstream s, CUfunction k[3])
 {
     CUgraph g = build(k, 3);
     for (int i = 0; i < n; i++) {
@@ -189,6 +189,8 @@ static int churn(int n, CUstream s, CUfunction k[3])
         if (cuGraphInstantiateWithFlags(&e, g, 0) || cuGraphLaunch(e, s) || cuGraphExecDestroy(e))
             return 4;
     }
+    for (int i = 0; kernels && i < 3; i++)
+        launch(k[i], s);
     scn_print_peak_rss();
     return 0;
 }
@@ -198,7 +200,9 @@ int scn_graphs(int argc, char **argv, CUstream s, CUfunction k[3], getproc_t get
     const char *mode = argv[0];
     if (!strcmp(mode, "graphs")) return graphs(s, k, getproc);
     if (!strcmp(mode, "manygraphs")) return many_graphs(argc > 1 ? atoi(argv[1]) : 100, s, k);
-    if (!strcmp(mode, "churn")) return churn(argc > 1 ? atoi(argv[1]) : 1000, s, k);
+    if (!strcmp(mode, "churn"))
+        return churn(argc > 1 ? atoi(argv[1]) : 1000, argc > 2 && !strcmp(argv[2], "kernels"), s,
+                     k);
     if (!strcmp(mode, "capture-legacy")) return capture_legacy(s, k);
     if (!strcmp(mode, "capture")) return capture_modes(s, k, argc > 1 ? argv[1] : "global");
     fprintf(stderr, "unknown mode %s\n", mode);

@@ -14,7 +14,12 @@
  *   cupti-late     prints whether a libcupti is loaded after set-up (module load, function
  *                  look-up, no launch yet), then launches add1 once and prints it again
  *   loop N         N launches of add1; prints peak_rss_kb
- *   exit-code N    add1 x1, then returns N */
+ *   exit-code N    add1 x1, then returns N
+ *   fork-loop N M  parent: add1 xN; child: add1 xM, then exit(0)
+ *   memory T K     K kernels, each launched once by each of T threads alive at once; prints
+ *                  rss_kb (VmRSS) then; then forks: the child prints child_private_kb (the
+ *                  Private_Dirty it has made since the fork, before launching), launches the
+ *                  first kernel again, prints child_private_after_launch_kb and exits */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <link.h>
@@ -23,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +84,68 @@ static void *second_signal(void *arg)
     nanosleep(&ts, NULL);
     raise(SIGTERM); /* this thread's own: handled here, while main is still in its handler */
     return NULL;
+}
+
+extern int fakecuda_make_function(const char *mangled, CUfunction *out);
+
+static CUfunction *many;
+static long n_many;
+static pthread_barrier_t launched, measured;
+
+static void *many_worker(void *arg)
+{
+    (void)arg;
+    for (long i = 0; i < n_many; i++)
+        if (cuLaunchKernel(many[i], 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
+            printf("launch failed\n");
+    pthread_barrier_wait(&launched);
+    pthread_barrier_wait(&measured); /* alive until main has measured and forked */
+    return NULL;
+}
+
+static long status_kb(const char *path, const char *key)
+{
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen(path, "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, key, strlen(key))) kb = strtol(line + strlen(key), NULL, 10);
+    if (f) fclose(f);
+    return kb;
+}
+
+static int memory(int threads, long kernels)
+{
+    prctl(PR_SET_THP_DISABLE, 1, 0, 0, 0); /* RSS in 4 KiB pages, not 2 MiB ones */
+    many = calloc((size_t)kernels, sizeof *many);
+    n_many = kernels;
+    for (long i = 0; i < kernels; i++) {
+        char base[32], name[64];
+        snprintf(base, sizeof base, "kernel%ld", i);
+        snprintf(name, sizeof name, "_Z%zu%sPf", strlen(base), base);
+        if (fakecuda_make_function(name, &many[i]) != 0) return 3;
+    }
+    pthread_t *t = calloc((size_t)threads, sizeof *t);
+    pthread_barrier_init(&launched, NULL, (unsigned)threads + 1);
+    pthread_barrier_init(&measured, NULL, (unsigned)threads + 1);
+    for (int i = 0; i < threads; i++)
+        pthread_create(&t[i], NULL, many_worker, NULL);
+    pthread_barrier_wait(&launched);
+    printf("rss_kb %ld\n", status_kb("/proc/self/status", "VmRSS:"));
+    pid_t pid = fork();
+    if (pid == 0) {
+        printf("child_private_kb %ld\n", status_kb("/proc/self/smaps_rollup", "Private_Dirty:"));
+        cuLaunchKernel(many[0], 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+        printf("child_private_after_launch_kb %ld\n",
+               status_kb("/proc/self/smaps_rollup", "Private_Dirty:"));
+        _exit(0);
+    }
+    int status;
+    waitpid(pid, &status, 0);
+    pthread_barrier_wait(&measured);
+    for (int i = 0; i < threads; i++)
+        pthread_join(t[i], NULL);
+    return status == 0 ? 0 : 5;
 }
 
 static void *worker(void *arg)
@@ -145,6 +213,19 @@ int main(int argc, char **argv)
         for (long i = 0; i < n; i++)
             cuLaunchKernel(add1, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
         scn_print_peak_rss();
+    } else if (!strcmp(mode, "fork-loop")) {
+        int n = argc > 2 ? atoi(argv[2]) : 1000;
+        launch(add1, n);
+        pid_t pid = fork();
+        if (pid == 0) {
+            launch(add1, argc > 3 ? atoi(argv[3]) : n);
+            exit(0);
+        }
+        int status;
+        waitpid(pid, &status, 0);
+        printf("child %d status %d\n", (int)pid, status);
+    } else if (!strcmp(mode, "memory") && argc > 3) {
+        return memory(atoi(argv[2]), atol(argv[3]));
     } else if (!strcmp(mode, "exit-code")) {
         launch(add1, 1);
         return argc > 2 ? atoi(argv[2]) : 0;
