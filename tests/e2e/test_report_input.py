@@ -154,13 +154,15 @@ def test_report_malformed_input(env):
           f"{len(everything) - len(left_out)} accepted")
     print(f"{len(files)} malformed variants: {len(left_out)} left out, "
           f"{len(taken) - len(good)} accepted")
+    # Every other output, over the files the reading accepted (it is the same for all): odd
+    # but well-typed values must not stop the merge or the writers either.
+    accepted = sorted(taken)
     for args in (["--by", "kernel", "--sort", "launches", "--top", "all"], ["--by", "process"],
-                 ["--csv"], ["--suggest"]):
-        r = report(*args, *everything)
-        check(rejected(r, everything) == left_out and r.returncode == 1 and r.stdout,
-              f"{args}: not the same files left out")
+                 ["--csv"], ["--suggest"], ["--sort", "cpu"]):
+        r = report(*args, *accepted)
+        check(r.returncode == 0 and r.stderr == "" and r.stdout, f"{args}: rc {r.returncode}")
     # Alone, each special file is refused and a good one beside it still reported.
-    for path in files[-20:]:
+    for path in files[-22::2]:
         r = report("--json", good[1], path)
         check(rejected(r, [good[1], path]) == {path} and
               strict(r.stdout)["pid"] == cpu["pid"], f"{path}: {r.stderr}")
