@@ -13,12 +13,12 @@
 #include "names.h"
 
 static const char usage_text[] =
-    "usage: nvtxcorr check [--inline RULES] [FILE]\n"
+    "usage: nvtxcorr check [--inline RULES] [FILE...]\n"
     "       nvtxcorr explain [--inline RULES] FILE|- NAME...\n"
     "       nvtxcorr doctor [--labels FILE] [--labels-inline RULES]\n"
     "       nvtxcorr --version\n"
     "\n"
-    "check    validate a label table: prints every error, or \"FILE: N rules OK\".\n"
+    "check    validate label tables: prints every error, or \"FILE: N rules OK\" for each.\n"
     "         With neither FILE nor --inline, checks what $NVTXCORR_LABELS_INLINE and\n"
     "         $NVTXCORR_LABELS name, as the preload library would load them.\n"
     "explain  show the names, the matching rule and the resulting label, color and\n"
@@ -26,7 +26,7 @@ static const char usage_text[] =
     "         plain), or graph:DESCRIPTOR, e.g. \"graph:graph#3 nodes=40 kernels=36\n"
     "         sig=9f2c01ab top=flash_fwd_kernel\". FILE - means inline rules only.\n"
     "doctor   what nvtxcorr finds here, one line each: library, NVTX tool, CUDA driver,\n"
-    "         label table, CUPTI. Always exits 0.\n"
+    "         label table, the shipped tables' directory, CUPTI. Always exits 0.\n"
     "--inline RULES   rules as in $NVTXCORR_LABELS_INLINE (';'-separated), tried first.\n"
     "\n"
     "The format is described in docs/labels.md.\n";
@@ -96,8 +96,7 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
     const char *path = NULL;
     int rc = 0;
 
-    if (argc > 1) return usage("check takes one FILE");
-    if (argc == 1) path = argv[0];
+    if (argc >= 1) path = argv[0];
     if (!path && !have_inline) {
         const char *env_inline = getenv("NVTXCORR_LABELS_INLINE");
         const char *env_path = getenv("NVTXCORR_LABELS");
@@ -119,6 +118,8 @@ static int cmd_check(const char *inline_rules, int have_inline, int argc, char *
     }
     if (have_inline) rc |= check_one(inline_rules, NULL);
     if (path) rc |= check_one(NULL, path);
+    for (int i = 1; i < argc; i++) /* each further table on its own, as its own process would */
+        rc |= check_one(NULL, argv[i]);
     return rc;
 }
 
@@ -273,6 +274,12 @@ int main(int argc, char **argv)
         printf("nvtxcorr %s\n", NVTXCORR_VERSION_STRING);
         return 0;
     }
+    /* `nvtxcorr check --help` and the like: help asked for is not a usage error. */
+    for (int i = 2; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
     if (strcmp(argv[1], "doctor") == 0) return nvtxcorr_doctor(argc - 1, argv + 1);
     rest = calloc((size_t)argc, sizeof(*rest));
     if (!rest) return 1;

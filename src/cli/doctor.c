@@ -4,7 +4,9 @@
  * The launcher passes --library with the libnvtxcorr.so it would preload. */
 #define _GNU_SOURCE
 #include <cuda.h>
+#include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <glob.h>
 #include <link.h>
@@ -175,6 +177,47 @@ static void check_labels(const char *path, const char *inline_rules)
     }
 }
 
+/* The directory of the shipped tables (--labels NAME), as the launcher found it: its tables by
+ * name, sorted as ls would. */
+static int by_name(const struct dirent **a, const struct dirent **b)
+{
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int conf_file(const struct dirent *e)
+{
+    size_t n = strlen(e->d_name);
+    return n > 5 && strcmp(e->d_name + n - 5, ".conf") == 0;
+}
+
+static void check_tables(const char *dir)
+{
+    char detail[4200];
+    struct dirent **names = NULL;
+    int n;
+
+    if (!dir || !*dir) {
+        line("tables", "none", "no shipped label tables found next to the launcher");
+        return;
+    }
+    n = scandir(dir, &names, conf_file, by_name);
+    if (n < 0) {
+        snprintf(detail, sizeof detail, "%s: %s", dir, strerror(errno));
+        line("tables", "fail", detail);
+        return;
+    }
+    size_t len = (size_t)snprintf(detail, sizeof detail, "%s (--labels NAME):", dir);
+    for (int i = 0; i < n; i++) {
+        if (len < sizeof detail)
+            len += (size_t)snprintf(detail + len, sizeof detail - len, " %.*s",
+                                    (int)(strlen(names[i]->d_name) - 5), names[i]->d_name);
+        free(names[i]);
+    }
+    free(names);
+    if (n == 0) snprintf(detail, sizeof detail, "%s: no *.conf in it", dir);
+    line("tables", n ? "ok" : "none", detail);
+}
+
 /* CUPTI, for profile mode's GPU time: the places src/profile/cupti.c looks, in its order
  * (NVTXCORR_CUPTI_LIBRARY alone when set; $CUDA_HOME then /usr/local/cuda, lib64 then
  * extras/CUPTI/lib64; the loader's search for the soname). The wheel next to a loaded
@@ -236,7 +279,7 @@ static void check_cupti(void)
 
 int nvtxcorr_doctor(int argc, char **argv)
 {
-    const char *library = NULL, *labels = NULL, *inline_rules = NULL;
+    const char *library = NULL, *labels = NULL, *inline_rules = NULL, *tables = NULL;
 
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--library") == 0)
@@ -245,8 +288,15 @@ int nvtxcorr_doctor(int argc, char **argv)
             labels = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--labels-inline") == 0)
             inline_rules = argv[++i];
+        else if (strncmp(argv[i], "--labels=", 9) == 0)
+            labels = argv[i] + 9;
+        else if (strncmp(argv[i], "--labels-inline=", 16) == 0)
+            inline_rules = argv[i] + 16;
+        else if (i + 1 < argc && strcmp(argv[i], "--tables") == 0)
+            tables = argv[++i];
         else {
-            fprintf(stderr, "usage: nvtxcorr doctor [--labels FILE] [--labels-inline RULES]\n");
+            fprintf(stderr,
+                    "usage: nvtxcorr doctor [--labels FILE|NAME] [--labels-inline RULES]\n");
             return 2;
         }
     }
@@ -255,6 +305,7 @@ int nvtxcorr_doctor(int argc, char **argv)
     check_nvtx_tool();
     check_driver();
     check_labels(labels, inline_rules);
+    check_tables(tables);
     check_cupti();
     return 0;
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """`nvtxcorr stat` and `nvtxcorr report`: the commands around profile mode's summaries.
 
-  nvtxcorr_report.py stat --library LIB [-o FILE] [--trace FILE] -- command [args...]
-  nvtxcorr_report.py report [--by label|kernel|process] [--top N] [--csv|--json|--suggest]
-                            FILE.json...
+  nvtxcorr_report.py stat --library LIB [-o FILE|-] [--format F] [-f] [--top N|all]
+                          [--sort gpu|cpu|launches] [--trace FILE] -- command [args...]
+  nvtxcorr_report.py report [--by label|kernel|process] [--top N|all] [--sort ...]
+                            [--csv|--json|--format F|--suggest] FILE.json...
 
 `stat` runs the command with libnvtxcorr.so in profile mode (every process it starts writes
 its own summary into a private directory), then merges the summaries and prints the text
@@ -14,9 +15,11 @@ minimum and maximum are taken, and percentiles come from the summed histograms, 
 exact up to the histogram's bucket width. The launcher (scripts/nvtxcorr) calls this file.
 """
 import argparse
+import errno
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,13 +60,15 @@ def percentile(hist, n, lo, hi, per_mille):
 
 
 class Gpu:
-    """GPU time of one row: operations, their total, exact min and max; None fields when no
-    summary merged into it had GPU time."""
+    """GPU time of one row: operations, their total, exact min and max, the histogram of their
+    durations when every summary merged into it had one; None fields when none had GPU time."""
 
     def __init__(self):
         self.have, self.n, self.ns, self.min, self.max = False, 0, 0, 0, 0
+        self.hist = {}
 
-    def add(self, e, n_key="gpu_kernels", ns_key="gpu_ns", lo="gpu_min_ns", hi="gpu_max_ns"):
+    def add(self, e, n_key="gpu_kernels", ns_key="gpu_ns", lo="gpu_min_ns", hi="gpu_max_ns",
+            hist_key="gpu_histogram"):
         if e.get(ns_key) is None:
             return
         self.have = True
@@ -73,13 +78,25 @@ class Gpu:
             self.max = max(self.max, e[hi])
         self.n += e[n_key]
         self.ns += e[ns_key]
+        if self.hist is not None and e[n_key]:
+            if e.get(hist_key) is None:  # an older summary, or one without memory for it
+                self.hist = None
+            else:
+                for b, count in e[hist_key]:
+                    self.hist[b] = self.hist.get(b, 0) + count
 
     def fields(self):
         if not self.have:
             return dict(gpu_ns=None, gpu_kernels=None, gpu_min_ns=None, gpu_max_ns=None,
-                        gpu_mean_ns=None)
+                        gpu_mean_ns=None, gpu_p50_ns=None, gpu_p99_ns=None, gpu_histogram=None)
+        h = self.hist
         return dict(gpu_ns=self.ns, gpu_kernels=self.n, gpu_min_ns=self.min, gpu_max_ns=self.max,
-                    gpu_mean_ns=self.ns // self.n if self.n else 0)
+                    gpu_mean_ns=self.ns // self.n if self.n else 0,
+                    gpu_p50_ns=None if h is None else percentile(h, self.n, self.min, self.max,
+                                                                 500),
+                    gpu_p99_ns=None if h is None else percentile(h, self.n, self.min, self.max,
+                                                                 990),
+                    gpu_histogram=None if h is None else [[b, h[b]] for b in sorted(h)])
 
 
 class Entry:
@@ -125,7 +142,7 @@ class Graph:
     def add(self, g):
         self.time.add(g, "replays", "gpu_ns", "gpu_replay_min_ns", "gpu_replay_max_ns")
         self.ops += g["gpu_kernels"]
-        for b, count in g.get("gpu_replay_histogram", []):
+        for b, count in g.get("gpu_replay_histogram") or []:
             self.hist[b] = self.hist.get(b, 0) + count
 
     def fields(self):
@@ -170,46 +187,143 @@ def gpu_note(summaries):
 
 
 # ---- reading ------------------------------------------------------------------------------------
-def check_entry(e, kind, i):
-    where = f"{kind}[{i}]"
+# A summary is checked field by field before anything reads it: every field the report uses has
+# the type it needs, so a malformed file is named and left out instead of stopping the report
+# (issue 16, case 7). NaN and Infinity are refused on input, so the output is always JSON.
+MAX_DEPTH = 64
+
+
+def is_count(v):
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def is_pairs(v):
+    return isinstance(v, list) and all(
+        isinstance(p, list) and len(p) == 2 and all(is_count(x) for x in p) and p[0] < BUCKETS
+        for p in v)
+
+
+KINDS = {
+    "count": (is_count, "is missing or not a count"),
+    "count?": (lambda v: v is None or is_count(v), "is not a count or null"),
+    "str": (lambda v: isinstance(v, str), "is missing or not a string"),
+    "str?": (lambda v: v is None or isinstance(v, str), "is not a string or null"),
+    "pairs": (is_pairs, "is not a list of [bucket, count]"),
+    "pairs?": (lambda v: v is None or is_pairs(v), "is not a list of [bucket, count]"),
+    "list?": (lambda v: v is None or isinstance(v, list), "is not a list"),
+    "bool?": (lambda v: v is None or isinstance(v, bool), "is not true or false"),
+    "int?": (lambda v: v is None or (isinstance(v, int) and not isinstance(v, bool)),
+             "is not an integer"),
+    "strs?": (lambda v: v is None or isinstance(v, list) and all(isinstance(x, str) for x in v),
+              "is not a list of strings"),
+}
+GPU_FIELDS = ("gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns")
+
+
+def need(e, where, **fields):
     if not isinstance(e, dict):
         raise BadFile(f"{where} is not an object")
-    for k in COUNTERS + ("cpu_min_ns", "cpu_max_ns"):
-        if not isinstance(e.get(k), int) or e[k] < 0:
-            raise BadFile(f"{where}: '{k}' is missing or not a count")
-    h = e.get("cpu_histogram")
-    if not isinstance(h, list) or not all(
-            isinstance(p, list) and len(p) == 2 and all(isinstance(x, int) for x in p)
-            and 0 <= p[0] < BUCKETS and p[1] >= 0 for p in h):
-        raise BadFile(f"{where}: 'cpu_histogram' is not a list of [bucket, count]")
-    if sum(p[1] for p in h) != e["launches"]:
+    for key, kind in fields.items():
+        ok, what = KINDS[kind]
+        if not ok(e.get(key)):
+            raise BadFile(f"{where}: '{key}' {what}")
+
+
+def need_gpu(e, where):
+    """GPU fields: all null (no GPU time) or all counts; the histogram, where there is one,
+    adds up to the operations."""
+    if any(e.get(k) is not None for k in GPU_FIELDS):
+        need(e, where, **dict.fromkeys(GPU_FIELDS, "count"), gpu_histogram="pairs?")
+        if e.get("gpu_histogram") is not None and \
+                sum(p[1] for p in e["gpu_histogram"]) != e["gpu_kernels"]:
+            raise BadFile(f"{where}: 'gpu_histogram' does not add up to 'gpu_kernels'")
+
+
+def check_entry(e, kind, i):
+    where = f"{kind}[{i}]"
+    need(e, where, **dict.fromkeys(COUNTERS + ("cpu_min_ns", "cpu_max_ns"), "count"),
+         cpu_histogram="pairs", category="str?")
+    if sum(p[1] for p in e["cpu_histogram"]) != e["launches"]:
         raise BadFile(f"{where}: histogram does not add up to 'launches'")
-    names = ("label",) if kind == "labels" else ("name", "function")
-    for k in names:
-        if not isinstance(e.get(k), str):
-            raise BadFile(f"{where}: '{k}' is missing or not a string")
-    if kind == "kernels" and not (e.get("label") is None or isinstance(e.get("label"), str)):
-        raise BadFile(f"{where}: 'label' is not a string or null")
+    if kind == "labels":
+        need(e, where, label="str")
+    else:
+        need(e, where, name="str", function="str", label="str?")
+    need_gpu(e, where)
+
+
+def check_summary(d):
+    if not isinstance(d, dict) or not isinstance(d.get("labels"), list) or \
+            not isinstance(d.get("kernels"), list):
+        raise BadFile("not an nvtxcorr profile summary (no 'labels' and 'kernels' lists)")
+    hist = d.get("histogram")
+    if hist is not None and not isinstance(hist, dict):
+        raise BadFile("'histogram' is not an object")
+    if hist and (hist.get("exact_below_ns"), hist.get("sub_buckets"), hist.get("buckets")) != \
+            (EXACT, SUB, BUCKETS):
+        raise BadFile("histogram of another shape: written by an incompatible nvtxcorr")
+    need(d, "summary", pid="int?", host="str?", command="strs?", gpu_time="bool?",
+         gpu_time_note="str?", kernel_labels="list?", graphs="list?", merged="list?")
+    totals = d.get("totals")
+    if totals is not None and not (isinstance(totals, dict) and
+                                   all(v is None or is_count(v) for v in totals.values())):
+        raise BadFile("'totals' is not an object of counts")
+    for kind in ("labels", "kernels"):
+        for i, e in enumerate(d[kind]):
+            check_entry(e, kind, i)
+    for i, e in enumerate(d.get("kernel_labels") or []):
+        need(e, f"kernel_labels[{i}]", label="str", category="str?", kind="str?")
+        need_gpu(e, f"kernel_labels[{i}]")
+    for i, g in enumerate(d.get("graphs") or []):
+        need(g, f"graphs[{i}]", label="str", category="str?", replays="count",
+             gpu_kernels="count", gpu_ns="count", gpu_replay_min_ns="count",
+             gpu_replay_max_ns="count", gpu_replay_histogram="pairs?")
+    for i, m in enumerate(d.get("merged") or []):
+        need(m, f"merged[{i}]", file="str?", pid="int?", host="str?", command="strs?")
+
+
+def check_shape(d):
+    """Nesting within MAX_DEPTH and strings that are UTF-8 (json accepts lone surrogates,
+    which no output could print), without recursion."""
+    stack = [(d, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise BadFile(f"nested more than {MAX_DEPTH} levels deep")
+        if isinstance(v, dict):
+            stack.extend((x, depth + 1) for kv in v.items() for x in kv)
+        elif isinstance(v, list):
+            stack.extend((x, depth + 1) for x in v)
+        elif isinstance(v, str):
+            try:
+                v.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BadFile("a string that is not UTF-8 (a lone surrogate escape)") from None
+
+
+def json_number(text):
+    v = float(text)
+    if v != v or v in (float("inf"), float("-inf")):
+        raise ValueError(f"{text} is out of the range of a JSON number")
+    return v
+
+
+def no_constant(name):
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def load(path):
     try:
         with open(path, encoding="utf-8") as f:
-            d = json.load(f)
+            d = json.load(f, parse_constant=no_constant, parse_float=json_number)
     except OSError as e:
         raise BadFile(e.strerror or str(e))
+    except RecursionError:
+        raise BadFile(f"nested more than {MAX_DEPTH} levels deep") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise BadFile(f"not valid JSON ({e})")
-    if not isinstance(d, dict) or not isinstance(d.get("labels"), list) or \
-            not isinstance(d.get("kernels"), list):
-        raise BadFile("not an nvtxcorr profile summary (no 'labels' and 'kernels' lists)")
-    hist = d.get("histogram", {})
-    if hist and (hist.get("exact_below_ns"), hist.get("sub_buckets"), hist.get("buckets")) != \
-            (EXACT, SUB, BUCKETS):
-        raise BadFile("histogram of another shape: written by an incompatible nvtxcorr")
-    for kind in ("labels", "kernels"):
-        for i, e in enumerate(d[kind]):
-            check_entry(e, kind, i)
+    check_shape(d)
+    check_summary(d)
     return d
 
 
@@ -222,6 +336,29 @@ def load_all(paths):
             say("error", f"{p}: {e}; left out")
             bad += 1
     return good, bad
+
+
+def processes(summaries):
+    """The processes behind the summaries: a merged file (report --json) counts as those it
+    merged."""
+    out = []
+    for p, d in summaries:
+        if d.get("merged"):
+            out += d["merged"]
+        else:
+            out.append({"file": p, "pid": d.get("pid"), "host": d.get("host"),
+                        "command": d.get("command")})
+    return out
+
+
+def merged_totals(summaries):
+    """The files' totals added up, key by key (null where no file had a count)."""
+    totals = {}
+    for _, d in summaries:
+        for k, v in (d.get("totals") or {}).items():
+            if v is not None or k not in totals:
+                totals[k] = v if totals.get(k) is None else totals[k] + (v or 0)
+    return totals
 
 
 def merge(summaries, by="label"):
@@ -266,9 +403,39 @@ def fmt_time(ns):
     return f"{(hundredths + 50) // 100}{units[u][1]}"
 
 
+# The text tables' one layout rule (docs/profile.md, "CSV and text"; src/profile/summary.c
+# applies the same): a line is at most 100 columns; the numbers take fixed widths at the right,
+# the text columns share the rest. With two text columns the second gets what its longest entry
+# needs, but no more than leaves the first what its longest needs unless that would leave the
+# second under 22; the first takes everything left. A value longer than its column is cut in
+# the middle ("triton_poi_f..._kernel_3"), so names that differ at the end stay apart.
+WIDTH, SECOND_MIN = 100, 22
+CPU_NUMBERS = 54  # " launches share total mean p50 p99": 1+9 1+6 1+9 3*(1+8)
+GRAPH_NUMBERS = 61  # " replays kernels/replay per-replay-mean p50 p99": 1+8 1+15 1+17 2*(1+8)
+
+
+def shown(s):
+    """Control bytes as \\xNN (a label must not drive the terminal), as nvtxcorr check does."""
+    return re.sub(r"[\x00-\x1f\x7f]", lambda m: f"\\x{ord(m[0]):02x}", s)
+
+
 def cut(s, width):
-    s = "-" if s is None else str(s)
-    return s if len(s) <= width else s[:width - 3] + "..."
+    s = shown("-" if s is None else str(s))
+    if len(s) <= width:
+        return s
+    head, tail = (width - 2) // 2, (width - 3) // 2
+    return s[:head] + "..." + (s[len(s) - tail:] if tail else "")
+
+
+def fit(numbers, firsts, seconds=None):
+    """Widths of the text columns (the rule above) for the values shown, headings included."""
+    room = WIDTH - numbers
+    need1 = max(len(shown(str(x))) for x in firsts)
+    if seconds is None:
+        return room, 0
+    need2 = max(len(shown("-" if x is None else str(x))) for x in seconds)
+    w2 = min(need2, max(SECOND_MIN, room - 1 - need1))
+    return room - 1 - w2, w2
 
 
 def share(part, whole):
@@ -276,31 +443,58 @@ def share(part, whole):
     return f"{tenths // 10}.{tenths % 10}%"
 
 
-def text_table(rows, by, summaries, top=None):
+def sort_key(sort, kernels="launches"):
+    """Row order of a table for --sort: the rows are dicts of a row's fields (kernels: the
+    count a "launches" sort takes, which is gpu_kernels in a GPU table)."""
+    def key(f):
+        gpu, cpu, n = f.get("gpu_ns") or 0, f.get("cpu_ns") or 0, f.get(kernels) or 0
+        first = {"gpu": (-gpu, -cpu, -n), "cpu": (-cpu, -gpu, -n), "launches": (-n, -gpu, -cpu)}
+        return first[sort]
+    return key
+
+
+def table(out, heading, rows, top):
+    """Appends heading and rows (strings), at most top of them, and "(N more rows; --top)"."""
+    out.append(heading)
+    out += rows[:top] if top is not None else rows
+    if top is not None and len(rows) > top:
+        out.append(f"({len(rows) - top} more rows; --top N or --top all)")
+
+
+def cpu_table(rows, by, summaries, top, sort):
     total = sum(r.c["cpu_ns"] for r in rows)
+    first, second = {"label": ("label", "category"), "kernel": ("kernel", "label"),
+                     "process": ("process", "host")}[by]
+    shown_rows = [(r, r.fields()) for r in rows if r.c["launches"]]
+    shown_rows.sort(key=lambda rf: (sort_key(sort)(rf[1]), str(rf[0].key)))
+    keys = [(r.key[0], r.key[1]) if by != "kernel" else (r.key[1], r.key[2])
+            for r, _ in shown_rows]
+    w1, w2 = fit(CPU_NUMBERS, [first] + [a for a, _ in keys], [second] + [b for _, b in keys])
+    lines = [f"{cut(a, w1):<{w1}} {cut(b, w2):<{w2}} {f['launches']:>9} "
+             f"{share(f['cpu_ns'], total):>6} {fmt_time(f['cpu_ns']):>9} "
+             f"{fmt_time(f['cpu_mean_ns']):>8} {fmt_time(f['cpu_p50_ns']):>8} "
+             f"{fmt_time(f['cpu_p99_ns']):>8}" for (a, b), (_, f) in zip(keys, shown_rows)]
+    out = []
+    table(out, f"{first:<{w1}} {second:<{w2}} {'launches':>9} {'share':>6} {'total':>9} "
+               f"{'mean':>8} {'p50':>8} {'p99':>8}", lines, top)
+    return out
+
+
+def text_table(rows, by, summaries, top=None, sort=None):
     n = sum(r.c["launches"] for r in rows)
     g = sum(r.c["graph_launches"] for r in rows)
     errors = sum(r.c["errors"] for r in rows)
     cap = sum(r.c["capture_launches"] for r in rows)
-    procs = len(summaries)
-    head = f"pid {summaries[0][1].get('pid')}" if procs == 1 else f"{procs} processes"
+    procs = processes(summaries)
+    head = f"pid {procs[0].get('pid')}" if len(procs) == 1 else f"{len(procs)} processes"
     out = [f"nvtxcorr: profile of {head}: {n} launches ({g} graph), {errors} errors, "
-           f"{fmt_time(total)} CPU in launch calls"]
-    first, second = {"label": ("label", "category"), "kernel": ("kernel", "label"),
-                     "process": ("process", "host")}[by]
-    out.append(f"{first:<28} {second:<11} {'launches':>9} {'share':>6} {'total':>9} "
-               f"{'mean':>8} {'p50':>8} {'p99':>8}")
-    shown = [r for r in rows if r.c["launches"]][:top] if top else [r for r in rows
-                                                                      if r.c["launches"]]
-    for r in shown:
-        f = r.fields()
-        a, b = (r.key[0], r.key[1]) if by != "kernel" else (r.key[1], r.key[2])
-        out.append(f"{cut(a, 28):<28} {cut(b, 11):<11} {f['launches']:>9} "
-                   f"{share(f['cpu_ns'], total):>6} {fmt_time(f['cpu_ns']):>9} "
-                   f"{fmt_time(f['cpu_mean_ns']):>8} {fmt_time(f['cpu_p50_ns']):>8} "
-                   f"{fmt_time(f['cpu_p99_ns']):>8}")
-    if top and len([r for r in rows if r.c["launches"]]) > top:
-        out.append(f"({len([r for r in rows if r.c['launches']]) - top} more rows; --top)")
+           f"{fmt_time(sum(r.c['cpu_ns'] for r in rows))} CPU in launch calls"]
+    have, note = gpu_note(summaries)
+    sort = sort or ("gpu" if have else "cpu")
+    if have:  # GPU time first: it is what the user came for when there is some
+        out += gpu_text(summaries, top, sort, note)
+        out += ["", f"CPU time in launch calls, by {by}"]
+    out += cpu_table(rows, by, summaries, top, sort)
     skipped = sum(k["launches"] for _, d in summaries for k in d["kernels"]
                   if k.get("label") is None)
     if by == "label" and skipped:
@@ -312,44 +506,48 @@ def text_table(rows, by, summaries, top=None):
     if own:
         out.append("nvtxcorr's own work inside the launch calls (CUPTI callbacks), not in the "
                    f"times above: {fmt_time(own)}")
-    out += gpu_text(summaries, top)
+    if not have:
+        out.append(f"(no GPU time: {note})" if note else "(no GPU time)")
     return "\n".join(out) + "\n"
 
 
-def gpu_text(summaries, top=None):
-    have, note = gpu_note(summaries)
-    if not have:
-        return []
+def gpu_text(summaries, top, sort, note):
     kl, graphs = gpu_sections(summaries)
     total = sum(e["gpu_ns"] for e in kl)
     ops = sum(e["gpu_kernels"] for e in kl)
     dropped = sum((d.get("totals") or {}).get("gpu_dropped_records") or 0 for _, d in summaries)
-    out = ["", f"GPU time: {fmt_time(total)} in {ops} kernels; {dropped} records dropped by CUPTI"]
+    out = [f"GPU time: {fmt_time(total)} in {ops} kernels; {dropped} records dropped by CUPTI"]
     if note:
         out.append(f"({note})")
-    head = (f"{'label':<28} {'category':<11} {'kernels':>9} {'share':>6} {'total':>9} "
-            f"{'mean':>8} {'min':>8} {'max':>8}")
-
-    def row(label, category, f):
-        return (f"{cut(label, 28):<28} {cut(category, 11):<11} {f['gpu_kernels']:>9} "
-                f"{share(f['gpu_ns'], total):>6} {fmt_time(f['gpu_ns']):>9} "
-                f"{fmt_time(f['gpu_mean_ns']):>8} {fmt_time(f['gpu_min_ns']):>8} "
-                f"{fmt_time(f['gpu_max_ns']):>8}")
     launch = [dict(label=r.key[0], category=r.key[1], **r.fields())
               for r in merge(summaries, "label")]
-    launch = sorted((e for e in launch if e["gpu_kernels"]), key=lambda e: -e["gpu_ns"])
-    out += ["by launch label (a graph launch's label gets all its kernels)", head]
-    out += [row(e["label"], e["category"], e) for e in launch[:top]]
-    out += ["by kernel label (every kernel that ran, graph nodes included)", head]
-    out += [row(e["label"], e["category"], e) for e in kl[:top]]
+    launch = [e for e in launch if e["gpu_kernels"]]
+    order = sort_key(sort, "gpu_kernels")
+    views = (("by launch label (a graph launch's label gets all its kernels)",
+              sorted(launch, key=order)),
+             ("by kernel label (every kernel that ran, graph nodes included)",
+              sorted(kl, key=order)))
+    w1, w2 = fit(CPU_NUMBERS, ["label"] + [e["label"] for _, v in views for e in v],
+                 ["category"] + [e["category"] for _, v in views for e in v])
+    head = (f"{'label':<{w1}} {'category':<{w2}} {'kernels':>9} {'share':>6} {'total':>9} "
+            f"{'mean':>8} {'min':>8} {'max':>8}")
+
+    def row(f):
+        return (f"{cut(f['label'], w1):<{w1}} {cut(f['category'], w2):<{w2}} "
+                f"{f['gpu_kernels']:>9} {share(f['gpu_ns'], total):>6} "
+                f"{fmt_time(f['gpu_ns']):>9} {fmt_time(f['gpu_mean_ns']):>8} "
+                f"{fmt_time(f['gpu_min_ns']):>8} {fmt_time(f['gpu_max_ns']):>8}")
+    for title, rows in views:
+        out.append(title)
+        table(out, head, [row(e) for e in rows], top)
     if graphs:
-        out.append(f"{'graph':<28} {'replays':>8} {'kernels/replay':>15} "
-                   f"{'per replay: mean':>17} {'p50':>8} {'p99':>8}")
-        for g in graphs[:top]:
-            out.append(f"{cut(g['label'], 28):<28} {g['replays']:>8} {g['kernels_per_replay']:>15} "
-                       f"{fmt_time(g['gpu_replay_mean_ns']):>17} "
-                       f"{fmt_time(g['gpu_replay_p50_ns']):>8} "
-                       f"{fmt_time(g['gpu_replay_p99_ns']):>8}")
+        w, _ = fit(GRAPH_NUMBERS, ["graph"] + [g["label"] for g in graphs])
+        graphs = sorted(graphs, key=lambda g: sort_key(sort, "replays")(g))
+        table(out, f"{'graph':<{w}} {'replays':>8} {'kernels/replay':>15} "
+                   f"{'per replay: mean':>17} {'p50':>8} {'p99':>8}",
+              [f"{cut(g['label'], w):<{w}} {g['replays']:>8} {g['kernels_per_replay']:>15} "
+               f"{fmt_time(g['gpu_replay_mean_ns']):>17} {fmt_time(g['gpu_replay_p50_ns']):>8} "
+               f"{fmt_time(g['gpu_replay_p99_ns']):>8}" for g in graphs], top)
     return out
 
 
@@ -364,10 +562,11 @@ def csv_text(summaries):
                 "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns", "gpu_p50_ns", "gpu_p99_ns"])
     cols = ["launches", "graph_launches", "errors", "capture_launches", "cpu_ns", "cpu_min_ns",
             "cpu_max_ns", "cpu_mean_ns", "cpu_p50_ns", "cpu_p99_ns"]
-    gcols = ["gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns"]
+    gcols = ["gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns", "gpu_mean_ns", "gpu_p50_ns",
+             "gpu_p99_ns"]
 
     def gpu(f):
-        return ["" if f[c] is None else f[c] for c in gcols] + ["", ""]
+        return ["" if f[c] is None else f[c] for c in gcols]
     for r in merge(summaries, "label"):
         f = r.fields()
         w.writerow(["label", r.key[0], r.key[1] or "", "", ""] + [f[c] for c in cols] + gpu(f))
@@ -396,60 +595,63 @@ def json_object(summaries):
                     **r.fields()) for r in merge(summaries, "kernel")]
     have, note = gpu_note(summaries)
     kernel_labels, graphs = gpu_sections(summaries)
-    return {"nvtxcorr_profile": 1, "merged": [
-        {"file": p, "pid": d.get("pid"), "host": d.get("host"), "command": d.get("command")}
-        for p, d in summaries], "gpu_time": have, "gpu_time_note": note,
-        "histogram": {"exact_below_ns": EXACT, "sub_buckets": SUB, "buckets": BUCKETS},
-        "labels": labels, "kernels": kernels, "kernel_labels": kernel_labels, "graphs": graphs}
+    return {"nvtxcorr_profile": 1, "merged": processes(summaries), "gpu_time": have,
+            "gpu_time_note": note,
+            "histogram": {"exact_below_ns": EXACT, "sub_buckets": SUB, "buckets": BUCKETS},
+            "totals": merged_totals(summaries), "labels": labels, "kernels": kernels,
+            "kernel_labels": kernel_labels, "graphs": graphs}
 
 
 # ---- --suggest --------------------------------------------------------------------------------
 # (family, ERE that both Python and POSIX read alike, label, category). First match wins, as
-# in a label table; "other" takes what is left.
+# in a label table, so the families stand in a fixed order, the more specific first: a fused
+# norm ("fused_add_rms_norm_kernel") is a norm, not an add; an activation ("silu_and_mul") is
+# not a multiply; llama.cpp's mul_mat_vec_q is a matmul. Labels and categories follow the
+# shipped tables (docs/labels/*.conf). "other" takes what is left.
 FAMILIES = [
-    ("communication", r"nccl|[Aa]ll[Rr]educe|all_reduce|[Aa]ll[Gg]ather|all_gather|"
-     r"[Rr]educe[Ss]catter|reduce_scatter|[Aa]ll[Tt]o[Aa]ll|all_to_all", "comm", "comm"),
-    ("attention", r"flash|[Aa]ttention|attn|[Aa]ttn|fmha|sdpa|mha_", "attention", "attention"),
-    ("gemm", r"gemm|[Gg]emm|gemv|[Gg]emv|matmul|[Mm]at[Mm]ul|xmma|cutlass|cublas", "matmul",
-     "matmul"),
-    ("norm", r"norm|[Nn]orm", "norm", "norm"),
+    ("communication", r"nccl|[Aa]ll[Rr]educe|all_reduce|allreduce|cross_device_reduce|"
+     r"[Aa]ll[Gg]ather|all_gather|[Rr]educe[Ss]catter|reduce_scatter|[Aa]ll[Tt]o[Aa]ll|"
+     r"all_to_all", "comm", "comm"),
+    ("attention", r"flash|[Aa]ttention|attn|[Aa]ttn|fmha|sdpa|mha_|[Pp]refill[Ww]ith|"
+     r"[Dd]ecode[Ww]ith", "attention", "attention"),
     ("Triton-generated", r"^triton_", "triton.{function}", "triton"),
+    ("gemm", r"gemm|[Gg]emm|gemv|[Gg]emv|matmul|[Mm]at[Mm]ul|mul_mat|xmma|cutlass|cublas|nvjet|"
+     r"[Mm]arlin", "matmul", "matmul"),
+    ("norm", r"norm|[Nn]orm", "norm", "norm"),
+    ("activation", r"silu|[Ss]ilu|gelu|[Gg]elu|relu|[Rr]elu|_glu|swiglu|act_and_mul",
+     "activation", "elementwise"),
     ("elementwise", r"elementwise|[Ee]lementwise|pointwise|vectorized|unrolled|[Ff]ill|"
-     r"copy|[Cc]opy|add|mul|relu|gelu|silu|act", "elementwise", "elementwise"),
+     r"copy|[Cc]opy|add|mul|bin_bcast|unary|scale|clamp", "elementwise", "elementwise"),
 ]
 
 
-def classify(k, families):
-    for fam in families:
+def classify(k):
+    for fam in FAMILIES:
         if any(re.search(fam[1], k[n]) for n in ("function", "name")):
             return fam[0]
     return "other"
 
 
 def suggest(summaries):
-    # Kernels that got no rule: their label is the default, the base name.
+    # Kernels that got no rule: their label is the default, the base name. The pseudo-kernels
+    # of graph copy and memset nodes ([memcpy], [memset]) are no kernel a rule could name.
     unruled = {}
     for _, d in summaries:
         for k in d["kernels"]:
-            if k.get("label") == k["function"] and k.get("category") is None:
+            if k.get("label") == k["function"] and k.get("category") is None and \
+                    not k["name"].startswith("["):
                 e = unruled.setdefault(k["name"], dict(k, launches=0, cpu_ns=0))
                 e["launches"] += k["launches"]
                 e["cpu_ns"] += k["cpu_ns"]
-    order = list(FAMILIES)
-    for _ in range(3):  # rules are tried in time order, so classify in that order
-        groups = {}
-        for k in unruled.values():
-            groups.setdefault(classify(k, order), []).append(k)
-        time_of = {f: sum(k["cpu_ns"] for k in ks) for f, ks in groups.items()}
-        new = sorted((f for f in FAMILIES if f[0] in groups), key=lambda f: -time_of[f[0]])
-        if new == order:
-            break
-        order = new
-    total = sum(time_of.values()) or 1
+    groups = {}
+    for k in unruled.values():
+        groups.setdefault(classify(k), []).append(k)
+    total = sum(k["cpu_ns"] for k in unruled.values()) or 1
     out = ["# Starter label table from nvtxcorr report --suggest: one rule per family of",
-           "# kernels that no rule matched, most CPU time in launch calls first. Check with",
-           "# `nvtxcorr check FILE`, then edit labels and split families as you need."]
-    for fam in order + [("other", None, "{function}", "other")]:
+           "# kernels that no rule matched, in the order a first match needs (the more",
+           "# specific first), each with its share of the CPU time in launch calls. Check",
+           "# with `nvtxcorr check FILE`, then edit labels and split families as you need."]
+    for fam in FAMILIES + [("other", None, "{function}", "other")]:
         ks = sorted(groups.get(fam[0], []), key=lambda k: -k["cpu_ns"])
         if not ks:
             continue
@@ -458,7 +660,7 @@ def suggest(summaries):
         names = ", ".join(funcs[:3]) + (", ..." if len(funcs) > 3 else "")
         out.append("")
         out.append(f"# {fam[0]}: {len(ks)} kernel(s), {sum(k['launches'] for k in ks)} launches, "
-                   f"{fmt_time(t)} CPU ({share(t, total)}): {names}")
+                   f"{fmt_time(t)} CPU ({share(t, total)}): {shown(names)}")
         pattern = f"re:{fam[1]}" if fam[1] else "*"
         out.append(f'{pattern}  "{fam[2]}"  category={fam[3]}')
     if not unruled:
@@ -467,24 +669,70 @@ def suggest(summaries):
 
 
 # ---- commands ---------------------------------------------------------------------------------
-def write_exclusive(path, text):
+def format_of(path, fmt=None):
+    """--format, else the extension rule: .json, .csv, anything else (and -) text."""
+    return fmt or ("json" if path.endswith(".json") else "csv" if path.endswith(".csv")
+                   else "text")
+
+
+def output_problem(path, force):
+    """Why the summary could not be written to path, checked before the command runs; None
+    when it can."""
+    if path == "-":
+        return None
+    if os.path.isdir(path):
+        return "is a directory"
+    if os.path.lexists(path) and not force:
+        return "exists (-f overwrites it)"
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        return "no such directory" if not os.path.exists(parent) else \
+            "a component of the path is not a directory"
+    if not os.access(parent, os.W_OK | os.X_OK):
+        return f"cannot write in {parent}: Permission denied"
+    return None
+
+
+def write_output(path, text, force):
+    """Writes text to path: a new file (O_EXCL, never through a symlink), or with force a
+    temporary file renamed over the old one, so that a failure leaves the old one whole.
+    Returns None or why it failed."""
+    if path == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return None
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        if force:
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                                       prefix=".nvtxcorr-")
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+                os.chmod(tmp, 0o644)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+        else:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(text)
+            except BaseException:
+                os.unlink(path)  # ours, and only part of it
+                raise
     except OSError as e:
-        say("error", f"{path}: {'exists' if e.errno == 17 else e.strerror}; not written")
-        return False
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    return True
+        return "exists (-f overwrites it)" if e.errno == errno.EEXIST else \
+            (e.strerror or str(e))
+    return None
 
 
-def render(summaries, path_or_format, by="label", top=None):
-    fmt = path_or_format
-    if fmt.endswith(".json") or fmt == "json":
-        return json.dumps(json_object(summaries), indent=1) + "\n"
-    if fmt.endswith(".csv") or fmt == "csv":
+def render(summaries, fmt, by="label", top=None, sort=None):
+    if fmt == "json":
+        return json.dumps(json_object(summaries), indent=1, allow_nan=False) + "\n"
+    if fmt == "csv":
         return csv_text(summaries)
-    return text_table(merge(summaries, by), by, summaries, top)
+    return text_table(merge(summaries, by), by, summaries, top, sort)
 
 
 def cmd_report(args):
@@ -493,11 +741,24 @@ def cmd_report(args):
         if args.suggest:
             sys.stdout.write(suggest(summaries))
         else:
-            fmt = "json" if args.json else "csv" if args.csv else "text"
-            sys.stdout.write(render(summaries, fmt, args.by, args.top))
+            fmt = "json" if args.json else "csv" if args.csv else args.format or "text"
+            sys.stdout.write(render(summaries, fmt, args.by, args.top, args.sort))
     elif not bad:
         say("error", "no summary given")
     return 1 if bad or not summaries else 0
+
+
+def program_problem(name):
+    """(status, why) when name cannot be run, as the launcher words it (scripts/nvtxcorr)."""
+    if "/" not in name:
+        return None if shutil.which(name) else (127, "command not found")
+    if not os.path.exists(name):
+        return 127, "No such file or directory"
+    if os.path.isdir(name):
+        return 126, "Is a directory"
+    if not os.access(name, os.X_OK):
+        return 126, "Permission denied"
+    return None
 
 
 def cmd_stat(args):
@@ -505,6 +766,19 @@ def cmd_stat(args):
     if not cmd:
         say("error", "stat needs a command: nvtxcorr stat [options] -- command [args...]")
         return 2
+    if args.format and not args.output:
+        say("error", "--format is the format of -o FILE (or -o - for stdout)")
+        return 2
+    problem = program_problem(cmd[0])
+    if problem:
+        say("error", f"{cmd[0]}: {problem[1]}")
+        return problem[0]
+    if args.output and output_problem(args.output, args.force):
+        say("error", f"{args.output}: {output_problem(args.output, args.force)}; "
+                     "the command was not run")
+        return 2
+    if os.environ.get("NVTXCORR_PROFILE"):
+        say("warn", "NVTXCORR_PROFILE is not used by stat (-o FILE keeps the summary)")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
     env = dict(os.environ)
     env["LD_PRELOAD"] = args.library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
@@ -519,45 +793,97 @@ def cmd_stat(args):
                                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     except OSError as e:
         say("error", f"{cmd[0]}: {e.strerror}")
+        os.rmdir(tmp)
         return 127 if isinstance(e, FileNotFoundError) else 126
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: child.send_signal(s))
     rc = child.wait()
     status = 128 - rc if rc < 0 else rc
+    killed = signal.Signals(-rc).name if rc < 0 and -rc in signal.valid_signals() else None
+    why = " (out of memory? kill -9?)" if rc == -signal.SIGKILL else ""
     files = sorted(os.path.join(tmp, n) for n in os.listdir(tmp))
     summaries, _ = load_all(files)
-    if not summaries:
+    keep = False
+    if not summaries and killed:
+        say("error", f"the command was killed by {killed} before it wrote its summary{why}")
+    elif not summaries:
         say("warn", "no summary: the command made no CUDA call that nvtxcorr saw")
     else:
-        sys.stderr.write(render(summaries, "text"))
+        if rc == -signal.SIGKILL:
+            say("warn", "the command was killed by SIGKILL (out of memory, or kill -9?): "
+                        "the killed process wrote no summary; the table has the others")
+        sys.stderr.write(render(summaries, "text", top=args.top, sort=args.sort))
         if args.output:
-            if args.output.endswith(".json") and len(summaries) == 1:
+            fmt = format_of(args.output, args.format)
+            if fmt == "json" and len(summaries) == 1:
                 text = open(summaries[0][0], encoding="utf-8").read()
             else:
-                text = render(summaries, args.output)
-            write_exclusive(args.output, text)
-    for f in files:
-        os.unlink(f)
-    os.rmdir(tmp)
+                text = render(summaries, fmt, top=args.top, sort=args.sort)
+            failed = write_output(args.output, text, args.force)
+            if failed:
+                # Never lost: the result stays where it was made, and the user is told where.
+                kept = os.path.join(tmp, "summary." + fmt.replace("text", "txt"))
+                with open(kept, "w", encoding="utf-8") as f:
+                    f.write(text)
+                say("error", f"{args.output}: {failed}; the summary is kept in {kept}")
+                keep = True
+    if not keep:
+        for f in files:
+            os.unlink(f)
+        os.rmdir(tmp)
     return status
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        say("error", message)
+        sys.exit(2)
+
+
+def top_count(text):
+    """--top N: a positive count, or all."""
+    if text == "all":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive count or 'all', not '{text}'")
+    return n
+
+
 def main(argv):
-    ap = argparse.ArgumentParser(prog="nvtxcorr")
-    sub = ap.add_subparsers(dest="what", required=True)
-    st = sub.add_parser("stat", help="run a command in profile mode, print the table on stderr")
+    for stream in (sys.stdout, sys.stderr):  # a label no encoding can print is escaped
+        stream.reconfigure(errors="backslashreplace")
+    ap = Parser(prog="nvtxcorr")
+    sub = ap.add_subparsers(dest="what", required=True, parser_class=Parser)
+    st = sub.add_parser("stat", prog="nvtxcorr stat",
+                        help="run a command in profile mode, print the table on stderr")
     st.add_argument("--library", required=True)
-    st.add_argument("-o", "--output", help="also keep the summary here (.json, .csv, text)")
+    st.add_argument("-o", "--output", help="also keep the summary here (.json, .csv, text; "
+                                           "- for stdout)")
+    st.add_argument("--format", choices=("json", "csv", "text"),
+                    help="format of -o (default: by its extension)")
+    st.add_argument("-f", "--force-overwrite", dest="force", action="store_true",
+                    help="replace an existing -o file")
     st.add_argument("--trace", help="also record a trace (NVTXCORR_TRACE)")
     st.add_argument("command", nargs=argparse.REMAINDER)
-    rp = sub.add_parser("report", help="merge summaries and print a table on stdout")
+    rp = sub.add_parser("report", prog="nvtxcorr report",
+                        help="merge summaries and print a table on stdout")
     rp.add_argument("--by", choices=("label", "kernel", "process"), default="label")
-    rp.add_argument("--top", type=int, metavar="N")
     g = rp.add_mutually_exclusive_group()
-    g.add_argument("--csv", action="store_true")
-    g.add_argument("--json", action="store_true")
+    g.add_argument("--csv", action="store_true", help="as --format csv")
+    g.add_argument("--json", action="store_true", help="as --format json")
+    g.add_argument("--format", choices=("json", "csv", "text"))
     g.add_argument("--suggest", action="store_true", help="a starter label table")
     rp.add_argument("files", nargs="+", metavar="FILE.json")
+    for p in (st, rp):
+        p.add_argument("--top", type=top_count, default=20, metavar="N",
+                       help="rows per table (default 20; all: every row)")
+        p.add_argument("--sort", choices=("gpu", "cpu", "launches"),
+                       help="row order (default: GPU time when there is some, else CPU time)")
     args = ap.parse_args(argv)
     return cmd_stat(args) if args.what == "stat" else cmd_report(args)
 

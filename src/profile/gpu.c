@@ -71,9 +71,14 @@ int nvtxcorr_prof_gpu_init(void)
     g->by_launch = calloc(PROF_MAX_SITES, sizeof *g->by_launch);
     g->by_kernel = calloc(PROF_MAX_SITES, sizeof *g->by_kernel);
     g->replays = calloc(PROF_MAX_SITES, sizeof *g->replays);
+    g->launch_hist = calloc(PROF_MAX_SITES, sizeof *g->launch_hist);
+    g->kernel_hist = calloc(PROF_MAX_SITES, sizeof *g->kernel_hist);
     corr_map = calloc(CORR_SLOTS, sizeof *corr_map);
     pending = calloc(PENDING_MAX, sizeof *pending);
-    return g->by_launch && g->by_kernel && g->replays && corr_map && pending ? 0 : -1;
+    return g->by_launch && g->by_kernel && g->replays && g->launch_hist && g->kernel_hist &&
+                   corr_map && pending
+               ? 0
+               : -1;
 }
 
 void nvtxcorr_prof_gpu_reset(void)
@@ -97,6 +102,15 @@ static void add(prof_gpu_stat_t *s, uint64_t ns)
     if (ns > s->max) s->max = ns;
     s->n++;
     s->ns += ns;
+}
+
+/* Per site and view, the histogram of the operations' durations (the gpu_p50_ns and
+ * gpu_p99_ns of the summary), made when the site first gets GPU time: only sites that ran on
+ * the GPU cost its 1.2 KiB. Without memory for one, that site's rows have no percentiles. */
+static void add_hist(uint64_t **slot, uint64_t ns)
+{
+    if (*slot == NULL) *slot = calloc(PROF_BUCKETS, sizeof **slot);
+    if (*slot != NULL) (*slot)[prof_bucket(ns)]++;
 }
 
 /* CUPTI hands out the same name pointer for every execution of a kernel: a direct-mapped
@@ -211,6 +225,7 @@ static void attribute(const op_t *op, uint64_t ext)
         g->uncorrelated_ns += ns;
     } else {
         add(&g->by_launch[site], ns);
+        add_hist(&g->launch_hist[site], ns);
         if (launch->graph) replay_add(ext, site, ns);
     }
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
@@ -237,6 +252,7 @@ static void operation(const op_t *op)
     g->ops++;
     g->ns += op->end - op->start;
     add(&g->by_kernel[op->kernel_site], op->end - op->start);
+    add_hist(&g->kernel_hist[op->kernel_site], op->end - op->start);
     uint64_t ext;
     if (lookup(op->corr, &ext))
         attribute(op, ext);

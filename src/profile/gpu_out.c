@@ -20,16 +20,49 @@ static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)
     a->ns += b->ns;
 }
 
+static void percentiles(prof_gpu_stat_t *s, const uint64_t *hist)
+{
+    s->hist = hist;
+    s->p50 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 500) : 0;
+    s->p99 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 990) : 0;
+}
+
+/* The label's sites merged; its histogram is a static scratch, valid until the next call. */
 void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
                                   prof_gpu_stat_t *out)
 {
+    static uint64_t hist[PROF_BUCKETS];
+    int whole = 1;
     memset(out, 0, sizeof *out);
     if (!nvtxcorr_prof_gpu_reported()) return;
     const prof_gpu_stat_t *v =
         by_kernel ? nvtxcorr_prof_gpu.by_kernel : nvtxcorr_prof_gpu.by_launch;
+    uint64_t *const *hists =
+        by_kernel ? nvtxcorr_prof_gpu.kernel_hist : nvtxcorr_prof_gpu.launch_hist;
+    memset(hist, 0, sizeof hist);
     for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
-         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed))
-        if (s->id < nsites) merge(out, &v[s->id]);
+         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
+        if (s->id >= nsites || v[s->id].n == 0) continue;
+        merge(out, &v[s->id]);
+        if (hists[s->id] == NULL) whole = 0;
+        for (unsigned b = 0; whole && b < PROF_BUCKETS; b++)
+            hist[b] += hists[s->id][b];
+    }
+    percentiles(out, whole ? hist : NULL);
+}
+
+void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!nvtxcorr_prof_gpu_reported()) return;
+    *out = nvtxcorr_prof_gpu.by_kernel[id];
+    percentiles(out, nvtxcorr_prof_gpu.kernel_hist[id]);
+}
+
+/* Percentiles exist for a row without operations, or one whose histogram is whole. */
+static int have_percentiles(const prof_gpu_stat_t *s)
+{
+    return nvtxcorr_prof_gpu_reported() && (s->n == 0 || s->hist != NULL);
 }
 
 static void json_u64(prof_out_t *o, const char *key, uint64_t v, int have)
@@ -49,6 +82,25 @@ void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s)
     json_u64(o, ", \"gpu_min_ns\": ", s->min, have);
     json_u64(o, ", \"gpu_max_ns\": ", s->max, have);
     json_u64(o, ", \"gpu_mean_ns\": ", s->n ? s->ns / s->n : 0, have);
+    json_u64(o, ", \"gpu_p50_ns\": ", s->n ? s->p50 : 0, have_percentiles(s));
+    json_u64(o, ", \"gpu_p99_ns\": ", s->n ? s->p99 : 0, have_percentiles(s));
+    nvtxcorr_out_str(o, ", \"gpu_histogram\": ");
+    if (!have_percentiles(s)) {
+        nvtxcorr_out_str(o, "null");
+        return;
+    }
+    nvtxcorr_out_str(o, "[");
+    int first = 1;
+    for (unsigned b = 0; s->n && b < PROF_BUCKETS; b++)
+        if (s->hist[b]) {
+            nvtxcorr_out_str(o, first ? "[" : ", [");
+            nvtxcorr_out_u64(o, b);
+            nvtxcorr_out_str(o, ", ");
+            nvtxcorr_out_u64(o, s->hist[b]);
+            nvtxcorr_out_str(o, "]");
+            first = 0;
+        }
+    nvtxcorr_out_str(o, "]");
 }
 
 void nvtxcorr_prof_gpu_json_head(prof_out_t *o)
@@ -153,7 +205,9 @@ void nvtxcorr_prof_gpu_json_sections(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, ", \"kind\": ");
         nvtxcorr_out_json(o, kind_of(l->text));
         nvtxcorr_out_str(o, ", ");
-        nvtxcorr_prof_gpu_json_stat(o, &label_gpu[order[i]]);
+        prof_gpu_stat_t st; /* again, for its histogram (a scratch shared by all labels) */
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &st);
+        nvtxcorr_prof_gpu_json_stat(o, &st);
         nvtxcorr_out_str(o, "}");
     }
     nvtxcorr_out_str(o, "],\n \"graphs\": [");
@@ -208,9 +262,9 @@ void nvtxcorr_prof_gpu_csv_stat(prof_out_t *o, const prof_gpu_stat_t *s)
         nvtxcorr_out_str(o, ",,,,,,");
         return;
     }
-    uint64_t v[] = {s->ns, s->n, s->min, s->max, s->n ? s->ns / s->n : 0};
-    csv_u64s(o, v, 5);
-    nvtxcorr_out_str(o, ",,");
+    uint64_t v[] = {s->ns, s->n, s->min, s->max, s->n ? s->ns / s->n : 0, s->p50, s->p99};
+    csv_u64s(o, v, have_percentiles(s) ? 7 : 5);
+    if (!have_percentiles(s)) nvtxcorr_out_str(o, ",,");
 }
 
 /* kernel_label rows (CPU columns empty, `name` the kind) and graph rows (launches: replays;
@@ -229,7 +283,9 @@ void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, ",");
         nvtxcorr_out_str(o, kind_of(l->text));
         nvtxcorr_out_str(o, ",,,,,,,,,,,,");
-        nvtxcorr_prof_gpu_csv_stat(o, &label_gpu[order[i]]);
+        prof_gpu_stat_t st; /* again, for its histogram (a scratch shared by all labels) */
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &st);
+        nvtxcorr_prof_gpu_csv_stat(o, &st);
         nvtxcorr_out_str(o, "\n");
     }
     for (uint32_t i = 0; i < nsites; i++) {
@@ -268,12 +324,14 @@ static void cell(prof_out_t *o, uint64_t v, int time, size_t width)
     nvtxcorr_prof_pad(o, buf, width, 1);
 }
 
+static prof_cols_t cols; /* both GPU tables share one layout */
+
 static void text_row(prof_out_t *o, const char *label, const char *category,
                      const prof_gpu_stat_t *s, uint64_t whole)
 {
-    nvtxcorr_prof_pad(o, label, 28, 0);
+    nvtxcorr_prof_pad(o, label, cols.first, 0);
     nvtxcorr_out_str(o, " ");
-    nvtxcorr_prof_pad(o, category ? category : "-", 11, 0);
+    nvtxcorr_prof_pad(o, category ? category : "-", cols.second, 0);
     cell(o, s->n, 0, 9);
     char share[16];
     uint64_t tenths = whole ? (s->ns * 1000 + whole / 2) / whole : 0;
@@ -291,8 +349,32 @@ static void text_row(prof_out_t *o, const char *label, const char *category,
     nvtxcorr_out_str(o, "\n");
 }
 
-static const char header[] = "label                        category      kernels  share     total"
-                             "     mean      min      max\n";
+static void header(prof_out_t *o)
+{
+    nvtxcorr_prof_pad(o, "label", cols.first, 0);
+    nvtxcorr_out_str(o, " ");
+    nvtxcorr_prof_pad(o, "category", cols.second, 0);
+    nvtxcorr_out_str(o, "   kernels  share     total     mean      min      max\n");
+}
+
+/* The layout of the two GPU tables: every label either shows, and the uncorrelated row. */
+static void fit_gpu_tables(uint32_t nsites)
+{
+    uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
+    memset(&cols, 0, sizeof cols);
+    nvtxcorr_prof_cols_need(&cols, "label", "category");
+    if (nvtxcorr_prof_gpu.uncorrelated)
+        nvtxcorr_prof_cols_need(&cols, "[not from a wrapped launch]", NULL);
+    for (uint32_t i = 0; i < nlabels; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
+        prof_gpu_stat_t a, b;
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &a);
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 1, &b);
+        if (a.n || b.n) nvtxcorr_prof_cols_need(&cols, l->text, l->category);
+    }
+    nvtxcorr_prof_cols_fit(&cols, 54, 1); /* " kernels share total mean min max" */
+}
 
 void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
 {
@@ -313,8 +395,9 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
         nvtxcorr_out_str(o, nvtxcorr_prof_gpu_note);
         nvtxcorr_out_str(o, ")");
     }
+    fit_gpu_tables(nsites);
     nvtxcorr_out_str(o, "\nby launch label (a graph launch's label gets all its kernels)\n");
-    nvtxcorr_out_str(o, header);
+    header(o);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
     for (uint32_t i = 0; i < nlabels; i++) {
         const prof_label_t *l =
@@ -332,11 +415,11 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
         text_row(o, l->text, l->category, &label_gpu[order[i]], g->ns);
     }
     if (g->uncorrelated) {
-        prof_gpu_stat_t u = {g->uncorrelated, g->uncorrelated_ns, 0, 0};
+        prof_gpu_stat_t u = {.n = g->uncorrelated, .ns = g->uncorrelated_ns};
         text_row(o, "[not from a wrapped launch]", NULL, &u, g->ns);
     }
     nvtxcorr_out_str(o, "by kernel label (every kernel that ran, graph nodes included)\n");
-    nvtxcorr_out_str(o, header);
+    header(o);
     n = kernel_labels(nsites);
     for (uint32_t i = 0; i < n; i++) {
         const prof_label_t *l =
@@ -349,11 +432,14 @@ void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites)
             atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
         const prof_gpu_replays_t *r = replays_of(s);
         if (r == NULL || r->time.n == 0) continue;
-        if (first)
-            nvtxcorr_out_str(o, "graph                        replays  kernels/replay"
-                                "  per replay: mean      p50      p99\n");
+        prof_cols_t graph_cols = {0};
+        nvtxcorr_prof_cols_fit(&graph_cols, 61, 0); /* " replays kernels/replay mean p50 p99" */
+        if (first) {
+            nvtxcorr_prof_pad(o, "graph", graph_cols.first, 0);
+            nvtxcorr_out_str(o, "  replays  kernels/replay  per replay: mean      p50      p99\n");
+        }
         first = 0;
-        nvtxcorr_prof_pad(o, s->name, 28, 0);
+        nvtxcorr_prof_pad(o, s->name, graph_cols.first, 0);
         cell(o, r->time.n, 0, 8);
         cell(o, r->ops / r->time.n, 0, 15);
         cell(o, r->time.ns / r->time.n, 1, 17);

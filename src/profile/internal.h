@@ -237,6 +237,10 @@ void nvtxcorr_prof_stats_after_fork(void);
  * gpu_out.c: the summary's GPU fields and sections) ---- */
 typedef struct prof_gpu_stat {
     uint64_t n, ns, min, max; /* operations (kernel executions), their total, extremes */
+    /* Set for output only (nvtxcorr_prof_gpu_label_stat, _site_stat): the durations'
+     * histogram (NULL when one of its sites could not get one) and its percentiles. */
+    const uint64_t *hist;
+    uint64_t p50, p99;
 } prof_gpu_stat_t;
 typedef struct prof_gpu_replays { /* one graph launch site: each replay's summed GPU time */
     prof_gpu_stat_t time;
@@ -246,6 +250,7 @@ typedef struct prof_gpu_replays { /* one graph launch site: each replay's summed
 typedef struct prof_gpu {
     prof_gpu_stat_t *by_launch, *by_kernel; /* [PROF_MAX_SITES], by site id */
     prof_gpu_replays_t **replays;           /* [PROF_MAX_SITES], graph launch sites */
+    uint64_t **launch_hist, **kernel_hist;  /* [PROF_MAX_SITES] of [PROF_BUCKETS] or NULL */
     uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
 } prof_gpu_t;
 extern prof_gpu_t nvtxcorr_prof_gpu;
@@ -290,6 +295,8 @@ uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min
 int nvtxcorr_prof_gpu_reported(void); /* GPU time is in this summary */
 void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
                                   prof_gpu_stat_t *out);
+/* A site's own GPU operations (the by-kernel view), percentiles included. */
+void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out);
 void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s);
 void nvtxcorr_prof_gpu_json_head(prof_out_t *o);
 void nvtxcorr_prof_gpu_json_totals(prof_out_t *o);
@@ -299,5 +306,16 @@ void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites);
 void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites);
 void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
 void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
+/* The text tables' layout (docs/profile.md, "CSV and text"; nvtxcorr_report.py the same): a
+ * line is at most PROF_TEXT_WIDTH columns, the numbers take `numbers` of them at the right and
+ * the one or two text columns share the rest. Feed every value shown (headings included) to
+ * nvtxcorr_prof_cols_need, then nvtxcorr_prof_cols_fit gives the widths. */
+#define PROF_TEXT_WIDTH 100
+#define PROF_SECOND_MIN 22
+typedef struct prof_cols {
+    size_t need1, need2, first, second;
+} prof_cols_t;
+void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second);
+void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two);
 
 #endif

@@ -68,8 +68,9 @@ static uint64_t percentile(const agg_t *a, uint64_t per_mille)
 /* A site's own GPU operations (the by-kernel view); none when there is no GPU time. */
 static const prof_gpu_stat_t *site_gpu(uint32_t id)
 {
-    static const prof_gpu_stat_t none;
-    return nvtxcorr_prof_gpu_reported() ? &nvtxcorr_prof_gpu.by_kernel[id] : &none;
+    static prof_gpu_stat_t one; /* valid until the next call */
+    nvtxcorr_prof_gpu_site_stat(id, &one);
+    return &one;
 }
 
 static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
@@ -348,18 +349,34 @@ static void pad(const char *s, size_t width, int right)
     nvtxcorr_prof_pad(&out, s, width, right);
 }
 
+/* Columns are UTF-8 code points. */
+static size_t text_cols(const char *s)
+{
+    size_t cols = 0;
+    for (; *s; s++)
+        cols += ((unsigned char)*s & 0xC0) != 0x80;
+    return cols;
+}
+
+/* The byte offset of code point `col` of s. */
+static size_t col_offset(const char *s, size_t col)
+{
+    size_t i = 0;
+    for (size_t seen = 0; s[i]; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && seen++ == col) break;
+    return i;
+}
+
 void nvtxcorr_prof_pad(prof_out_t *o, const char *text, size_t width, int right)
 {
-    char s[1024];
-    size_t cols = 0, cut = 0, bytes = nvtxcorr_text_safe(s, sizeof s, text);
-    for (size_t i = 0; i < bytes; i++) /* columns are UTF-8 code points */
-        if (((unsigned char)s[i] & 0xC0) != 0x80) {
-            if (cols == width - 3) cut = i;
-            cols++;
-        }
-    if (cols > width) { /* keep the start, mark the cut */
-        nvtxcorr_out_mem(o, s, cut);
+    char s[1024]; /* control bytes and bytes that are not UTF-8 shown as '?' */
+    size_t bytes = nvtxcorr_text_safe(s, sizeof s, text), cols = text_cols(s);
+    if (cols > width) { /* cut in the middle: names that differ at the end stay apart */
+        size_t head = width >= 2 ? (width - 2) / 2 : 0, tail = width >= 3 ? (width - 3) / 2 : 0;
+        nvtxcorr_out_mem(o, s, col_offset(s, head));
         nvtxcorr_out_str(o, "...");
+        size_t from = col_offset(s, cols - tail);
+        nvtxcorr_out_mem(o, s + from, bytes - from);
         return;
     }
     for (size_t i = cols; right && i < width; i++)
@@ -367,6 +384,30 @@ void nvtxcorr_prof_pad(prof_out_t *o, const char *text, size_t width, int right)
     nvtxcorr_out_mem(o, s, bytes);
     for (size_t i = cols; !right && i < width; i++)
         nvtxcorr_out_str(o, " ");
+}
+
+void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second)
+{
+    size_t a = text_cols(first), b = text_cols(second ? second : "-");
+    if (a > c->need1) c->need1 = a;
+    if (b > c->need2) c->need2 = b;
+}
+
+/* The second column gets what its longest value needs, but no more than leaves the first what
+ * its longest needs unless that would leave the second under PROF_SECOND_MIN; the first takes
+ * everything left. */
+void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two)
+{
+    size_t room = PROF_TEXT_WIDTH - numbers;
+    if (!two) {
+        c->first = room, c->second = 0;
+        return;
+    }
+    size_t left = room - 1 > c->need1 ? room - 1 - c->need1 : 0;
+    size_t w2 = left > PROF_SECOND_MIN ? left : PROF_SECOND_MIN;
+    if (c->need2 < w2) w2 = c->need2;
+    c->second = w2;
+    c->first = room - 1 - w2;
 }
 
 /* 3 significant digits: "812 ns", "4.07 us", "12.3 ms", "1.50 s". */
@@ -446,16 +487,26 @@ static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
     nvtxcorr_prof_fmt_time(t, tot->total);
     nvtxcorr_out_str(&out, t);
     nvtxcorr_out_str(&out, " CPU in launch calls\n");
-    nvtxcorr_out_str(&out, "label                        category     launches  share     total"
-                           "     mean      p50      p99\n");
+    prof_cols_t cols = {0};
+    nvtxcorr_prof_cols_need(&cols, "label", "category");
+    for (uint32_t i = 0; i < nl; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
+        if (label_sum[order[i]].launches) nvtxcorr_prof_cols_need(&cols, l->text, l->category);
+    }
+    nvtxcorr_prof_cols_fit(&cols, 54, 1); /* " launches share total mean p50 p99" */
+    pad("label", cols.first, 0);
+    nvtxcorr_out_str(&out, " ");
+    pad("category", cols.second, 0);
+    nvtxcorr_out_str(&out, "  launches  share     total     mean      p50      p99\n");
     for (uint32_t i = 0; i < nl; i++) {
         const prof_label_t *l =
             atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
         const summary_t *s = &label_sum[order[i]];
         if (s->launches == 0) continue;
-        pad(l->text, 28, 0);
+        pad(l->text, cols.first, 0);
         nvtxcorr_out_str(&out, " ");
-        pad(l->category ? l->category : "-", 11, 0);
+        pad(l->category ? l->category : "-", cols.second, 0);
         cell_u64(s->launches, 9);
         cell_share(s->total, tot->total, 6);
         cell_time(s->total, 9);

@@ -172,6 +172,12 @@ def test_wheel(env):
         check(re.search(r"^library      ok: .*/site-packages/nvtxcorr/lib/libnvtxcorr.so",
                         doctor.stdout, re.M), doctor.stdout)
         run_demo(env, command)
+        # The shipped tables by name, from inside the installed package.
+        tables = subprocess.run([command, "labels"], capture_output=True, text=True)
+        check(re.search(r"^  vllm +\S+/site-packages/nvtxcorr/share/nvtxcorr/labels/vllm\.conf$",
+                        tables.stdout, re.M), f"labels: {tables.stdout}{tables.stderr}")
+        vllm = subprocess.run([command, "check", "vllm"], capture_output=True, text=True)
+        check(vllm.returncode == 0 and "rules OK" in vllm.stdout, vllm.stdout + vllm.stderr)
         run = env.run([os.path.join(venv, "bin", "python"), "-m", "nvtxcorr",
                        env.prog("scn_driver"), "direct"], preload=False, enabled=False)
         check(run.labels() == KERNELS6, f"python -m nvtxcorr: {run.labels()} {run.err}")

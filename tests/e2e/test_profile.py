@@ -376,7 +376,9 @@ def test_profile_text_table(env):
     check(lines[1].split()[:3] == ["label", "category", "launches"], f"header: {lines[1]}")
     rows = lines[2:5]
     check(sorted(r.split()[0] for r in rows) == ["a", "add1", "flash_fwd_kernel"], text)
-    check(any(r.startswith("a very long label that do...") for r in rows), text)
+    # Cut in the middle, the label column as wide as 100 columns allow (docs/profile.md).
+    check(any(r.startswith("a very long ...olumn at all some-long-category ") for r in rows),
+          text)
     shares = [float(re.search(r"([\d.]+)%", r)[1]) for r in rows]
     check(abs(sum(shares) - 100) < 0.5, f"shares {shares}")
 
@@ -546,8 +548,9 @@ def test_stat(env):
     lines = run.err.splitlines()
     check(lines[0].startswith("nvtxcorr: profile of pid ") and " 6 launches (0 graph)" in lines[0],
           run.err)
-    check({line.split()[0] for line in lines[2:]} ==
-          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"}, run.err)
+    check({line.split()[0] for line in lines[2:5]} ==
+          {"add1", "flash_fwd_kernel", "triton_poi_fused_add_0"} and
+          lines[5:] == ["(no GPU time: NVTXCORR_GPU=0)"], run.err)
     run = stat_run(env, [env.prog("scn_profile"), "exit-code", "3"], rc=3)
     check(re.search(r"^add1 +- +1 ", run.err, re.M), run.err)
     run = stat_run(env, [env.prog("scn_profile"), "signal", "default"], rc=128 + signal.SIGTERM)
@@ -613,7 +616,8 @@ def test_report_merges_exactly(env):
     check(text.returncode == 0 and "profile of 3 processes: " in text.stdout, text.stdout)
     check(all(len(line) <= 100 for line in text.stdout.splitlines()), text.stdout)
     top = report(env, "--by", "kernel", "--top", "1", *files).stdout.splitlines()
-    check(len(top) == 4 and top[1].startswith("kernel") and "more rows" in top[3], f"{top}")
+    check(len(top) == 5 and top[1].startswith("kernel") and "more rows" in top[3] and
+          top[4] == "(no GPU time: NVTXCORR_GPU=0)", f"{top}")
     procs = report(env, "--by", "process", *files).stdout
     check(len(re.findall(r"^scn_\w+ \[\d+\]", procs, re.M)) == 3, procs)
     rows = list(csv.DictReader(io.StringIO(report(env, "--csv", *files).stdout)))
@@ -662,3 +666,33 @@ def test_report_suggest(env):
     run, sums, _ = profile_run(env, [env.prog("scn_driver"), "direct"],
                                extra={"NVTXCORR_LABELS": table})
     check(run.err == "" and "attention" in launches(only(sums)), f"{run.err} {only(sums)}")
+
+
+@scenario
+def test_long_labels_stay_apart(env):
+    """Labels that share a long start stay distinguishable in every text table (the C one and
+    report's, --by kernel too): cut in the middle, the columns as wide as 100 allow, the label
+    column of --by kernel never cut to 11 characters."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-long-")
+    rules = '* "a_long_common_prefix_that_every_label_here_shares_until_the_end_{function}"'
+    for name in ("p.txt", "p.json"):
+        env.run_ok([env.prog("scn_driver"), "direct"],
+                   env={"NVTXCORR_PROFILE": os.path.join(tmp, name),
+                        "NVTXCORR_LABELS_INLINE": rules})
+    tables = [("C text table", open(os.path.join(tmp, "p.txt")).read(), 0)]
+    for by, column in (("label", 0), ("kernel", 1)):
+        r = report(env, "--by", by, os.path.join(tmp, "p.json"))
+        tables.append((f"report --by {by}", r.stdout, column))
+    for what, text, column in tables:
+        lines = text.splitlines()
+        check(all(len(x) <= 100 for x in lines), f"{what}: over 100 columns:\n{text}")
+        rows = [x for x in lines[2:5]]
+        heads = lines[1].split()
+        cells = [re.split(r" (?=\S)", x.rstrip(), maxsplit=2)[column] for x in rows]
+        check(len(set(cells)) == 3 and all("..." in c and c.startswith("a_long_") for c in cells),
+              f"{what}: labels not apart: {cells}\n{text}")
+        width = len(cells[0].rstrip())
+        check(width >= 22 and (column == 1 or width >= 36), f"{what}: label column {width}\n{text}")
+        check(heads[0] in ("label", "kernel"), f"{what}: header {lines[1]}")
+    check(any(x.startswith("a_long_common_pre..._flash_fwd_kernel ") for x in
+              tables[0][1].splitlines()), tables[0][1])

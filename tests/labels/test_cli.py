@@ -371,7 +371,15 @@ def test_usage():
                stdout_has=["usage: nvtxcorr check", "nvtxcorr explain"])
     expect_run("unknown command", ["frob"], 2, stderr_has=["unknown command"])
     expect_run("unknown option", ["check", "--frob", "x"], 2, stderr_has=["unknown option"])
-    expect_run("check two files", ["check", "a", "b"], 2, stderr_has=["usage:"])
+    expect_run("check two missing files", ["check", "a", "b"], 1, stdout="",
+               stderr="nvtxcorr: error: a: cannot open: No such file or directory\n"
+                      "nvtxcorr: error: b: cannot open: No such file or directory\n")
+    expect_run("check several files", ["check", "good.conf", "empty.conf", "good.conf"], 1,
+               cwd=FIX, stdout="good.conf: 13 rules OK\ngood.conf: 13 rules OK\n",
+               stderr="nvtxcorr: error: empty.conf: no rules\n")
+    for command in ("check", "explain", "doctor"):
+        expect_run(f"{command} --help", [command, "--help"], 0, stderr="",
+                   stdout_has=["usage: nvtxcorr check"])
     expect_run("explain no names", ["explain", "good.conf"], 2, cwd=FIX, stderr_has=["usage:"])
     expect_run("explain - without inline", ["explain", "-", "x"], 2, stderr_has=["usage:"])
     expect_run("inline without rules", ["check", "--inline"], 2, stderr_has=["usage:"])
