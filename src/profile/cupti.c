@@ -115,6 +115,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *size = 0;
     *max_records = 0;
     if (getpid() != cupti_pid) return; /* CUPTI's state survived a fork: give it nothing */
+    nvtxcorr_thread.depth++; /* our locks are held: an exit() on this thread must not wait */
     pthread_mutex_lock(&spare_lock);
     int slot = -1;
     for (int i = 0; i < LENT_MAX && slot < 0; i++)
@@ -124,6 +125,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     if (b == NULL && slot >= 0) b = aligned_alloc(8, BUFFER_BYTES);
     if (b) lent[slot].buffer = b, lent[slot].generation = generation;
     pthread_mutex_unlock(&spare_lock);
+    nvtxcorr_thread.depth--;
     *buffer = b;
     *size = b ? BUFFER_BYTES : 0;
 }
@@ -167,6 +169,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
 {
     (void)size;
     if (buffer == NULL) return;
+    nvtxcorr_thread.depth++; /* as in buffer_requested */
     size_t dropped = 0;
     if (api.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
     nvtxcorr_prof_gpu_begin_buffer(dropped);
@@ -175,6 +178,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
         nvtxcorr_prof_gpu_record(rec);
     nvtxcorr_prof_gpu_end_buffer();
     give_back(buffer);
+    nvtxcorr_thread.depth--;
 }
 
 /* Activity timestamps on the trace's clock, so GPU events line up with launches. */

@@ -10,6 +10,13 @@
  *  - _exit, SIGKILL and other fatal signals: nothing (the trace, streamed to disk, still
  *    holds every event flushed so far).
  *
+ * exit() may be called from the program's own signal handler, on a thread the signal caught
+ * inside nvtxcorr (its depth is nonzero: a launch, a hook, CUPTI's buffer callbacks, the fork
+ * handlers), holding a lock that this thread will never release. The exit path then takes
+ * the signal path below: no lock is waited for (the GPU lock is only tried, map writers skip,
+ * handles.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
+ * this thread was inside GPU record processing (gpu.c), whose lock the flush needs.
+ *
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
  * (own integer and string formatting into static buffers, write(2)), the records are read
  * with relaxed atomic loads and no lock is taken, the paths were expanded beforehand, and the
@@ -99,13 +106,24 @@ void nvtxcorr_prof_process_reset(void)
  * launches made after it (later atexit handlers, destructors) count on the CPU side only. */
 static void flush_gpu(int from_signal)
 {
-    if (nvtxcorr_prof_gpu_on == 1 && !atomic_exchange(&gpu_flushed, 1))
+    if (nvtxcorr_prof_gpu_on != 1 || atomic_exchange(&gpu_flushed, 1)) return;
+    if (nvtxcorr_prof_gpu_held_here())
+        nvtxcorr_prof_gpu_set_partial("the process ended while this thread was processing GPU "
+                                      "records: CUPTI not flushed");
+    else
         nvtxcorr_prof_gpu_flush(from_signal);
+}
+
+/* Whether this thread is inside nvtxcorr: exit() was called from a signal handler that
+ * interrupted it there (or from inside a hooked call), so it may hold one of our locks. */
+static int inside_nvtxcorr(void)
+{
+    return nvtxcorr_thread.depth != 0;
 }
 
 static void gpu_at_exit(void)
 {
-    if (!atomic_load(&finished)) flush_gpu(0);
+    if (!atomic_load(&finished)) flush_gpu(inside_nvtxcorr());
 }
 
 static void finish(int from_signal)
@@ -125,7 +143,7 @@ static void finish(int from_signal)
 
 __attribute__((destructor)) static void at_process_exit(void)
 {
-    finish(0);
+    finish(inside_nvtxcorr());
 }
 
 static void on_signal(int sig)

@@ -209,6 +209,7 @@ void nvtxcorr_prof_gpu_record(const void *record);
 void nvtxcorr_prof_gpu_end_buffer(void);
 int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
 void nvtxcorr_prof_gpu_finished(int locked);
+int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);

@@ -1,0 +1,227 @@
+/* Scenario program for signals and exit (tests/e2e/test_reliability_signals.py). A pure C
+ * driver-API program linked with the fake libcuda.so.1. The trial modes run each trial in a
+ * child process (this program again, exec'd, so that CUPTI starts in it) and count the
+ * children still alive 10 s after their signal as hung:
+ *
+ *   exit-in-handler N  N children; each installs a SIGTERM handler that calls exit(3) and an
+ *                      atexit handler that unloads a module (as cudart's unregisters its fat
+ *                      binaries), then loops: graph instantiate, launch, destroy, the first
+ *                      launch of a new kernel, a known launch. Once it is in the loop, the
+ *                      parent waits 0-1 ms and sends SIGTERM. A child that exits with 3 is
+ *                      fine. Prints "trials N hung H wrong W".
+ *
+ * It prints "rc <what> <CUresult>" for failed calls only. */
+#define _GNU_SOURCE
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scn_common.h"
+
+extern int fakecuda_make_function(const char *mangled, CUfunction *out);
+
+static CUstream stream;
+static CUfunction add1, flash, triton;
+static const char *self;
+
+static const char spare_image[] = "FAKEIMAGE\n_Z5sparev\n";
+
+static int launch(CUfunction f)
+{
+    return (int)cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
+}
+
+static CUfunction make(const char *fmt, long i)
+{
+    char name[256];
+    CUfunction f = NULL;
+    snprintf(name, sizeof name, fmt, i);
+    if (fakecuda_make_function(name, &f) != 0) {
+        fprintf(stderr, "make_function %s failed\n", name);
+        _exit(4);
+    }
+    return f;
+}
+
+static CUgraph graph_of(CUfunction f)
+{
+    CUgraph g;
+    CUgraphNode node;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    p.func = f;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 32, p.blockDimY = p.blockDimZ = 1;
+    cuGraphCreate(&g, 0);
+    cuGraphAddKernelNode_v2(&node, g, NULL, 0, &p);
+    return g;
+}
+
+static int graph_cycle(CUgraph g)
+{
+    CUgraphExec e;
+    int r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
+    if (r == 0) r = (int)cuGraphLaunch(e, stream);
+    if (r == 0) r = (int)cuGraphExecDestroy(e);
+    return r;
+}
+
+static void setup(void)
+{
+    stream = scn_context();
+    scn_load_kernels(&add1, &flash, &triton);
+}
+
+/* ---- trials: one child per trial ---- */
+
+typedef struct trial {
+    pid_t pid;
+    struct timespec signalled;
+} trial_t;
+
+static double since(const struct timespec *t)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - t->tv_sec) + (double)(now.tv_nsec - t->tv_nsec) / 1e9;
+}
+
+/* Starts `child_mode` with the write end of a pipe; returns its pid once it wrote "r"
+ * (ready: in its loop), or -1. */
+static pid_t start_child(const char *child_mode)
+{
+    int fds[2];
+    if (pipe(fds) != 0) return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        char fd[16];
+        snprintf(fd, sizeof fd, "%d", fds[1]);
+        execl(self, self, child_mode, fd, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    struct pollfd p = {fds[0], POLLIN, 0};
+    char c = 0;
+    int ready = pid > 0 && poll(&p, 1, 20000) == 1 && read(fds[0], &c, 1) == 1 && c == 'r';
+    close(fds[0]);
+    if (!ready && pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+        return -1;
+    }
+    return pid;
+}
+
+/* Waits for pid up to `limit` seconds after *t; returns its status, or -1 when it is still
+ * running then (it is killed). */
+static int wait_bounded(pid_t pid, const struct timespec *t, double limit)
+{
+    int status;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid) return status;
+        if (w < 0 && errno != EINTR) return -2;
+        if (since(t) > limit) break;
+        struct timespec ms = {0, 1000 * 1000};
+        nanosleep(&ms, NULL);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &status, 0);
+    return -1;
+}
+
+/* N trials of child_mode, each sent `sig` 0-1 ms after it is ready; a child is fine when it
+ * exits with `code` (or, code < 0, dies of signal -code). Stops after 3 hung children: enough
+ * to know, and the rest would only take time. */
+static int trials(const char *child_mode, int n, int sig, int code)
+{
+    int hung = 0, wrong = 0, done = 0;
+    unsigned seed = 12345;
+    for (; done < n && hung < 3; done++) {
+        pid_t pid = start_child(child_mode);
+        if (pid < 0) {
+            wrong++;
+            continue;
+        }
+        seed = seed * 1103515245u + 12345u;
+        struct timespec delay = {0, (long)((seed >> 8) % 1000) * 1000}, at;
+        nanosleep(&delay, NULL);
+        kill(pid, sig);
+        clock_gettime(CLOCK_MONOTONIC, &at);
+        int status = wait_bounded(pid, &at, 10.0);
+        if (status == -1)
+            hung++;
+        else if (code >= 0 ? !WIFEXITED(status) || WEXITSTATUS(status) != code
+                           : !WIFSIGNALED(status) || WTERMSIG(status) != -code) {
+            if (wrong++ < 3) printf("trial %d: status 0x%x\n", done, (unsigned)status);
+        }
+    }
+    printf("trials %d hung %d wrong %d\n", done, hung, wrong);
+    return 0;
+}
+
+static void ready(const char *fd)
+{
+    int f = atoi(fd);
+    if (write(f, "r", 1) != 1) _exit(5);
+    close(f);
+}
+
+/* ---- exit-in-handler ---- */
+
+static CUmodule spare;
+
+static void exit_from_handler(int sig)
+{
+    (void)sig;
+    exit(3);
+}
+
+static void unload_at_exit(void)
+{
+    cuModuleUnload(spare);
+}
+
+static int exit_child(const char *fd)
+{
+    /* The fake driver appends its counters with stdio at exit: exit() from a handler that
+     * interrupted malloc would then fail in the fake, not in nvtxcorr. */
+    unsetenv("FAKECUDA_COUNTS");
+    setup();
+    cuModuleLoadData(&spare, spare_image);
+    atexit(unload_at_exit);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = exit_from_handler;
+    sigaction(SIGTERM, &sa, NULL);
+    CUgraph g = graph_of(add1);
+    graph_cycle(g);
+    ready(fd);
+    for (long i = 0;; i++) {
+        int r = graph_cycle(g);
+        r |= launch(make("_Z5freshILi%ldEEvv", i));
+        r |= launch(add1);
+        if (r) printf("rc loop %d\n", r);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    const char *arg = argc > 2 ? argv[2] : "";
+    self = argv[0];
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!strcmp(mode, "exit-in-handler")) return trials("exit-child", atoi(arg), SIGTERM, 3);
+    if (!strcmp(mode, "exit-child")) return exit_child(arg);
+    fprintf(stderr, "unknown mode %s\n", mode);
+    return 2;
+}
