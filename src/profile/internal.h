@@ -166,6 +166,11 @@ void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
 extern _Atomic int nvtxcorr_prof_tracing;
 void nvtxcorr_prof_exit_init(void);
+/* sigaction.c: the real sigaction (never ours), and the signals whose SIG_DFL `handler`
+ * stands in for (the program is told SIG_DFL wherever it is installed). */
+struct sigaction;
+int nvtxcorr_prof_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int));
 /* CUPTI has started (libcupti just loaded): its flush runs from an atexit handler. */
 void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);

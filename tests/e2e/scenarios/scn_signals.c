@@ -10,6 +10,15 @@
  *                      parent waits 0-1 ms and sends SIGTERM. A child that exits with 3 is
  *                      fine. Prints "trials N hung H wrong W".
  *
+ *   chain KIND         add1 x5, then a SIGTERM handler that saves the previous disposition and
+ *                      chains to it, then SIGTERM to itself; after the handler, a shutdown:
+ *                      flash x3, "shutdown done", return 0. The handler prints "handler ran",
+ *                      chains, prints "handler done". KIND says how it chains:
+ *                        call     calls the previous handler if it is a function (sigaction)
+ *                        reraise  also, if it was SIG_DFL, restores it and re-raises
+ *                        signal   as reraise, with signal() instead of sigaction()
+ *                        sysv     as call, installed with sysv_signal() (not interposed)
+ *
  * It prints "rc <what> <CUresult>" for failed calls only. */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -205,6 +214,12 @@ static int exit_child(const char *fd)
     sigaction(SIGTERM, &sa, NULL);
     CUgraph g = graph_of(add1);
     graph_cycle(g);
+    /* Every hooked entry point the exit path calls has been called once: resolving one pins
+     * its library (dlopen), whose locks are not what this tests (a handler that interrupts
+     * dlclose under TSan waits for TSan's own). */
+    CUmodule once;
+    cuModuleLoadData(&once, spare_image);
+    cuModuleUnload(once);
     ready(fd);
     for (long i = 0;; i++) {
         int r = graph_cycle(g);
@@ -212,6 +227,53 @@ static int exit_child(const char *fd)
         r |= launch(add1);
         if (r) printf("rc loop %d\n", r);
     }
+}
+
+/* ---- chain ---- */
+
+static struct sigaction previous;
+static const char *chain_kind;
+
+static void say(const char *s)
+{
+    if (write(STDOUT_FILENO, s, strlen(s)) < 0) _exit(6);
+}
+
+static void chaining_handler(int sig)
+{
+    say("handler ran\n");
+    int reraise = strcmp(chain_kind, "call") && strcmp(chain_kind, "sysv");
+    if (previous.sa_handler == SIG_DFL && reraise) {
+        signal(sig, SIG_DFL);
+        raise(sig); /* pending until this handler returns */
+    } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+        previous.sa_handler(sig);
+    }
+    say("handler done\n");
+}
+
+static int chain(const char *kind)
+{
+    chain_kind = kind;
+    setup();
+    for (int i = 0; i < 5; i++)
+        launch(add1);
+    if (!strcmp(kind, "signal")) {
+        previous.sa_handler = signal(SIGTERM, chaining_handler);
+    } else if (!strcmp(kind, "sysv")) {
+        previous.sa_handler = sysv_signal(SIGTERM, chaining_handler);
+    } else {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = chaining_handler;
+        sigaction(SIGTERM, &sa, &previous);
+    }
+    printf("previous %s\n", previous.sa_handler == SIG_DFL ? "default" : "a handler");
+    raise(SIGTERM);
+    for (int i = 0; i < 3; i++)
+        launch(flash);
+    printf("shutdown done\n");
+    return 0;
 }
 
 int main(int argc, char **argv)
@@ -222,6 +284,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (!strcmp(mode, "exit-in-handler")) return trials("exit-child", atoi(arg), SIGTERM, 3);
     if (!strcmp(mode, "exit-child")) return exit_child(arg);
+    if (!strcmp(mode, "chain")) return chain(arg);
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
 }
