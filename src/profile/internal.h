@@ -93,6 +93,8 @@ typedef struct prof_thread {
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
 extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
 prof_thread_t *nvtxcorr_prof_thread_attach(void);
+/* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
+void *nvtxcorr_prof_zalloc(size_t size);
 
 /* ---- clock (clock.c) ----
  * rdtsc where the CPU reports an invariant TSC and the kernel itself keeps time with it (so

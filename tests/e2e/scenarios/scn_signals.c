@@ -10,6 +10,12 @@
  *                      parent waits 0-1 ms and sends SIGTERM. A child that exits with 3 is
  *                      fine. Prints "trials N hung H wrong W".
  *
+ *   fresh-thread N     N children; each launches add1 on its main thread, then starts a thread
+ *                      that has never launched and loops malloc/free; SIGUSR1 (blocked on
+ *                      every other thread) lands on it, and its handler launches add1 (a
+ *                      known kernel) and lets the thread end. A child that exits with 0 is
+ *                      fine. Prints "trials N hung H wrong W".
+ *
  *   chain KIND         add1 x5, then a SIGTERM handler that saves the previous disposition and
  *                      chains to it, then SIGTERM to itself; after the handler, a shutdown:
  *                      flash x3, "shutdown done", return 0. The handler prints "handler ran",
@@ -25,6 +31,7 @@
 #include <cuda.h>
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +47,8 @@ extern int fakecuda_make_function(const char *mangled, CUfunction *out);
 static CUstream stream;
 static CUfunction add1, flash, triton;
 static const char *self;
+
+static void say(const char *s);
 
 static const char spare_image[] = "FAKEIMAGE\n_Z5sparev\n";
 
@@ -229,6 +238,62 @@ static int exit_child(const char *fd)
     }
 }
 
+/* ---- fresh-thread ---- */
+
+static volatile sig_atomic_t handled, handler_failed;
+
+static void launch_from_handler(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (launch(add1) != 0) handler_failed = 1;
+    handled = 1;
+    errno = saved;
+}
+
+static void *allocating_thread(void *arg)
+{
+    (void)arg;
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    /* The fake driver makes its own per-thread state (with calloc) at a thread's first call:
+     * made now, by a call nvtxcorr does not hook, so that only nvtxcorr's first sight of the
+     * thread happens in the handler. */
+    CUcontext ctx;
+    cuCtxGetCurrent(&ctx);
+    pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+    void *keep[64] = {0};
+    for (unsigned i = 0; !handled; i++) { /* mostly inside malloc and free */
+        free(keep[i % 64]);
+        keep[i % 64] = malloc(16 + (i * 7919u) % 4096);
+    }
+    for (int i = 0; i < 64; i++)
+        free(keep[i]);
+    return NULL;
+}
+
+static int fresh_child(const char *fd)
+{
+    unsetenv("FAKECUDA_COUNTS"); /* as in exit_child */
+    setup();
+    launch(add1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = launch_from_handler;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGUSR1, &sa, NULL);
+    sigset_t usr1;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, &usr1, NULL); /* only the new thread takes it */
+    pthread_t t;
+    if (pthread_create(&t, NULL, allocating_thread, NULL) != 0) return 7;
+    ready(fd);
+    pthread_join(t, NULL);
+    return handler_failed ? 8 : 0;
+}
+
 /* ---- chain ---- */
 
 static struct sigaction previous;
@@ -285,6 +350,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "exit-in-handler")) return trials("exit-child", atoi(arg), SIGTERM, 3);
     if (!strcmp(mode, "exit-child")) return exit_child(arg);
     if (!strcmp(mode, "chain")) return chain(arg);
+    if (!strcmp(mode, "fresh-thread")) return trials("fresh-child", atoi(arg), SIGUSR1, 0);
+    if (!strcmp(mode, "fresh-child")) return fresh_child(arg);
     fprintf(stderr, "unknown mode %s\n", mode);
     return 2;
 }
