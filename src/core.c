@@ -31,6 +31,12 @@ const nvtxcorr_label_table_t *nvtxcorr_label_table(void)
 }
 
 static __thread int initialising;
+_Atomic unsigned long long nvtxcorr_launches_while_starting;
+
+void nvtxcorr_passed_while_starting(void)
+{
+    atomic_fetch_add_explicit(&nvtxcorr_launches_while_starting, 1, memory_order_relaxed);
+}
 
 /* Fork: the prepare handler takes every lock of the library, so no other thread is inside a
  * critical section (or inside an NVTX tool or driver call made under one) when the process is

@@ -324,7 +324,7 @@ static void record(const nvtxcorr_profile_launch_t *pl, int failed)
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
                             nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
 {
-    nvtxcorr_thread.depth++;
+    /* The body entered the depth (nvtxcorr_launch_outermost). */
     nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
     if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
     pl->site = s;

@@ -161,3 +161,49 @@ def test_launch_from_handler_on_fresh_thread(env):
                         events = json.load(f)
                     n = sum(1 for e in events if e.get("ph") == "X")
                     check(n == 2, f"{name}: {n} launch events, not 2")
+
+
+@scenario
+def test_siglongjmp_out_of_a_launch(env):
+    """Issue 16 case 10: a signal taken inside a hooked launch whose handler siglongjmps out
+    skips the frames that lower the thread's depth. The next launches from the same frame
+    must still get their ranges (range mode) and their counts (profile mode)."""
+    args = [env.prog("scn_signals"), "longjmp"]
+    run = env.run_ok(args, balanced=False)  # the jumped-over launch's range stays open
+    check("jumped" in run.out, run.out)
+    labels = run.labels()
+    check(labels == ["add1", "flash_fwd_kernel"] + ["triton_poi_fused_add_0"] * 3 +
+          ["graph#1 (1 kernels)"] * 2, f"range mode: {labels}")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p.json")
+        env.run_ok(args, tool=False, env={"NVTXCORR_PROFILE": path})
+        with open(path) as f:
+            s = json.load(f)
+        launches = {k["function"]: k["launches"] for k in s["kernels"]}
+        check(launches.get("triton_poi_fused_add_0") == 3 and s["totals"]["graph_launches"] == 2,
+              f"profile mode: {launches}, graph launches {s['totals']['graph_launches']}")
+
+
+@scenario
+def test_launches_while_starting_are_reported(env):
+    """Issue 16 case 11: launches on another thread while nvtxcorr initialises pass through
+    (initialisation never waits), so the summary cannot count them; it says how many passed:
+    `uncounted_at_start` in JSON's totals, a row in CSV, a line in text. A slow NVTX tool holds
+    initialisation open for 1 s while the main thread launches 20 times."""
+    for ext in ("json", "csv", "txt"):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "p." + ext)
+            env.run_ok([env.prog("scn_signals"), "starting", "20"],
+                       env={"NVTXCORR_PROFILE": path, "NVTXREC_INIT_SLEEP_MS": "1000"})
+            with open(path) as f:
+                text = f.read()
+            if ext == "json":
+                t = json.loads(text)["totals"]
+                check(t["launches"] + t["uncounted_at_start"] == 21 and t["uncounted_at_start"],
+                      f"every launch counted or reported uncounted: {t}")
+                n = t["uncounted_at_start"]
+            elif ext == "csv":
+                check(re.search(rf"^uncounted_at_start,,,,,{n},", text, re.M), text)
+            else:
+                check(f"{n} launches made while nvtxcorr was starting passed through uncounted"
+                      in text, text)

@@ -25,12 +25,23 @@
  *                        signal   as reraise, with signal() instead of sigaction()
  *                        sysv     as call, installed with sysv_signal() (not interposed)
  *
+ *   longjmp            add1 x1; then flash x1, inside which (the fake driver's activity hook,
+ *                      on the launching thread) SIGUSR2 is raised, whose handler siglongjmps
+ *                      out of the launch; then triton x3 and a graph launch x2 from the same
+ *                      frame. Prints "jumped".
+ *
+ *   starting N         a second thread makes the process's first launch, which initialises
+ *                      nvtxcorr (held open by a slow NVTX tool, NVTXREC_INIT_SLEEP_MS); 100 ms
+ *                      later the main thread launches a kernel of its own N times, then joins
+ *                      it.
+ *
  * It prints "rc <what> <CUresult>" for failed calls only. */
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 #include <errno.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,7 +53,10 @@
 
 #include "scn_common.h"
 
+/* The fake driver's side channels (tests/fakes/fakecuda.h). */
 extern int fakecuda_make_function(const char *mangled, CUfunction *out);
+typedef struct fakecuda_op fakecuda_op_t;
+extern void fakecuda_set_activity_hook(void (*fn)(const fakecuda_op_t *ops, size_t n));
 
 static CUstream stream;
 static CUfunction add1, flash, triton;
@@ -341,6 +355,79 @@ static int chain(const char *kind)
     return 0;
 }
 
+/* ---- longjmp ---- */
+
+static sigjmp_buf jump_back;
+static volatile sig_atomic_t jump_armed;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    siglongjmp(jump_back, 1);
+}
+
+static void inside_launch(const fakecuda_op_t *ops, size_t n)
+{
+    (void)ops, (void)n;
+    if (jump_armed) {
+        jump_armed = 0;
+        raise(SIGUSR2); /* taken here, inside the hooked launch */
+    }
+}
+
+static int long_jump(void)
+{
+    setup();
+    launch(add1);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = jump_out;
+    sigaction(SIGUSR2, &sa, NULL);
+    fakecuda_set_activity_hook(inside_launch);
+    CUgraph g = graph_of(add1);
+    CUgraphExec e;
+    cuGraphInstantiateWithFlags(&e, g, 0);
+    if (sigsetjmp(jump_back, 1) == 0) {
+        jump_armed = 1;
+        launch(flash);
+        printf("not jumped\n");
+    } else {
+        printf("jumped\n");
+    }
+    for (int i = 0; i < 3; i++)
+        launch(triton);
+    for (int i = 0; i < 2; i++)
+        cuGraphLaunch(e, stream);
+    return 0;
+}
+
+/* ---- starting ---- */
+
+static void *first_launch(void *arg)
+{
+    (void)arg;
+    CUcontext ctx;
+    cuDevicePrimaryCtxRetain(&ctx, 0);
+    cuCtxSetCurrent(ctx);
+    scn_load_kernels(&add1, &flash, &triton); /* the first hooked call: initialises */
+    if (launch(flash) != 0) printf("rc first-launch 1\n");
+    return NULL;
+}
+
+static int starting(int n)
+{
+    stream = scn_context(); /* no hooked call */
+    CUfunction f = make("_Z5earlyv%ld", 0);
+    pthread_t t;
+    pthread_create(&t, NULL, first_launch, NULL);
+    struct timespec ms100 = {0, 100 * 1000 * 1000};
+    nanosleep(&ms100, NULL);
+    for (int i = 0; i < n; i++)
+        if (launch(f) != 0) printf("rc launch 1\n");
+    pthread_join(t, NULL);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
@@ -350,6 +437,8 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "exit-in-handler")) return trials("exit-child", atoi(arg), SIGTERM, 3);
     if (!strcmp(mode, "exit-child")) return exit_child(arg);
     if (!strcmp(mode, "chain")) return chain(arg);
+    if (!strcmp(mode, "longjmp")) return long_jump();
+    if (!strcmp(mode, "starting")) return starting(atoi(arg));
     if (!strcmp(mode, "fresh-thread")) return trials("fresh-child", atoi(arg), SIGUSR1, 0);
     if (!strcmp(mode, "fresh-child")) return fresh_child(arg);
     fprintf(stderr, "unknown mode %s\n", mode);
