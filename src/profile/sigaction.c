@@ -92,16 +92,38 @@ NVTXCORR_EXPORT NVTXCORR_NO_SANITIZE int sigaction(int sig, const struct sigacti
     return r;
 }
 
-/* glibc's signal(): BSD semantics (the handler stays, system calls restart, the signal is
- * blocked while its handler runs). */
+/* signal() keeps glibc's own semantics (BSD: the handler stays, system calls restart unless
+ * siginterrupt said otherwise): forwarded, with our handler reported as SIG_DFL; only setting
+ * SIG_DFL on a managed signal goes through sigaction above, which installs ours. */
+typedef __sighandler_t (*signal_fn)(int, __sighandler_t);
+static signal_fn _Atomic real_signal_fn;
+
+NVTXCORR_NO_SANITIZE static __sighandler_t real_signal(int sig, __sighandler_t handler)
+{
+    signal_fn f = atomic_load_explicit(&real_signal_fn, memory_order_acquire);
+    if (NVTXCORR_UNLIKELY(f == NULL)) {
+        f = (signal_fn)nvtxcorr_real_dlsym(RTLD_NEXT, "signal");
+        if (f == NULL) {
+            errno = ENOSYS;
+            return SIG_ERR;
+        }
+        atomic_store_explicit(&real_signal_fn, f, memory_order_release);
+    }
+    return f(sig, handler);
+}
+
 NVTXCORR_EXPORT NVTXCORR_NO_SANITIZE __sighandler_t signal(int sig, __sighandler_t handler)
 {
-    struct sigaction act, old;
-    memset(&act, 0, sizeof act);
-    act.sa_handler = handler;
-    sigemptyset(&act.sa_mask);
-    if (sig > 0 && sig < NSIG) sigaddset(&act.sa_mask, sig);
-    act.sa_flags = SA_RESTART;
-    if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
-    return old.sa_handler;
+    if (NVTXCORR_LIKELY(sig <= 0 || sig >= 32 ||
+                        !(atomic_load_explicit(&managed, memory_order_acquire) & (1u << sig))))
+        return real_signal(sig, handler);
+    if (handler == SIG_DFL) {
+        struct sigaction act, old;
+        memset(&act, 0, sizeof act);
+        act.sa_handler = SIG_DFL;
+        if (sigaction(sig, &act, &old) < 0) return SIG_ERR;
+        return old.sa_handler;
+    }
+    __sighandler_t old = real_signal(sig, handler);
+    return old == atomic_load_explicit(&standin, memory_order_relaxed) ? SIG_DFL : old;
 }

@@ -189,12 +189,12 @@ def test_launches_while_starting_are_reported(env):
     """Issue 16 case 11: launches on another thread while nvtxcorr initialises pass through
     (initialisation never waits), so the summary cannot count them; it says how many passed:
     `uncounted_at_start` in JSON's totals, a row in CSV, a line in text. A slow NVTX tool holds
-    initialisation open for 1 s while the main thread launches 20 times."""
+    initialisation open for 0.5 s while the main thread launches 20 times."""
     for ext in ("json", "csv", "txt"):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "p." + ext)
             env.run_ok([env.prog("scn_signals"), "starting", "20"],
-                       env={"NVTXCORR_PROFILE": path, "NVTXREC_INIT_SLEEP_MS": "1000"})
+                       env={"NVTXCORR_PROFILE": path, "NVTXREC_INIT_SLEEP_MS": "500"})
             with open(path) as f:
                 text = f.read()
             if ext == "json":
