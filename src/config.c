@@ -31,6 +31,19 @@ static int falsy(const char *v)
                  !strcasecmp(v, "no"));
 }
 
+/* A boolean variable: 1 or 0 by truthy/falsy, else (a value neither says) `fallback`, and an
+ * error naming the value and what is used instead: a typo must not silently mean the
+ * opposite of what was meant. */
+static int boolean(const char *name, const char *v, int fallback, const char *instead)
+{
+    if (truthy(v)) return 1;
+    if (falsy(v)) return 0;
+    nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                 "%s=%s: not understood (1, true, on, yes or 0, false, off, no); %s", name, v,
+                 instead);
+    return fallback;
+}
+
 static const char *nonempty(const char *v)
 {
     return v && *v ? v : NULL;
@@ -86,7 +99,8 @@ void nvtxcorr_config_read(void)
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
                          "NVTXCORR_CAPTURE=%s: unknown mode (mark, skip, plain); using mark", v);
     }
-    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL) c.graph_marks = truthy(v);
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GRAPH_MARKS))) != NULL)
+        c.graph_marks = boolean(NVTXCORR_ENV_GRAPH_MARKS, v, 1, "using 1 (marks on)");
     c.profile = nonempty(secure_getenv(NVTXCORR_ENV_PROFILE));
     c.trace = nonempty(secure_getenv(NVTXCORR_ENV_TRACE));
     c.trace_max_mb = NVTXCORR_TRACE_MAX_MB_DEFAULT;
@@ -100,7 +114,9 @@ void nvtxcorr_config_read(void)
         else
             c.trace_max_mb = (unsigned)mb;
     }
-    if (falsy(v = secure_getenv(NVTXCORR_ENV_GPU))) c.gpu_off = v;
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GPU))) != NULL &&
+        !boolean(NVTXCORR_ENV_GPU, v, 1, "GPU time stays on"))
+        c.gpu_off = v;
     c.cupti_library = nonempty(secure_getenv(NVTXCORR_ENV_CUPTI_LIBRARY));
     c.cuda_home = nonempty(secure_getenv("CUDA_HOME"));
     nvtxcorr_config = c;

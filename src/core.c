@@ -31,6 +31,12 @@ const nvtxcorr_label_table_t *nvtxcorr_label_table(void)
 }
 
 static __thread int initialising;
+_Atomic unsigned long long nvtxcorr_launches_while_starting;
+
+void nvtxcorr_passed_while_starting(void)
+{
+    atomic_fetch_add_explicit(&nvtxcorr_launches_while_starting, 1, memory_order_relaxed);
+}
 
 /* Fork: the prepare handler takes every lock of the library, so no other thread is inside a
  * critical section (or inside an NVTX tool or driver call made under one) when the process is
@@ -60,21 +66,30 @@ static void fork_all(nvtxcorr_fork_t phase)
         each[phase == NVTXCORR_FORK_PREPARE ? i : N - 1 - i](phase);
 }
 
+/* The depth is held while the locks are, as in every hook that takes them: a signal handler
+ * that calls exit() meanwhile must not wait for them (profile/exit.c). */
 static void before_fork(void)
 {
     fork_locked = nvtxcorr_thread.depth == 0;
-    if (fork_locked) fork_all(NVTXCORR_FORK_PREPARE);
+    if (fork_locked) {
+        nvtxcorr_thread.depth++;
+        fork_all(NVTXCORR_FORK_PREPARE);
+    }
 }
 
 static void after_fork_in_parent(void)
 {
-    if (fork_locked) fork_all(NVTXCORR_FORK_PARENT);
+    if (fork_locked) {
+        fork_all(NVTXCORR_FORK_PARENT);
+        nvtxcorr_thread.depth--;
+    }
     fork_locked = 0;
 }
 
 static void after_fork_in_child(void)
 {
     fork_all(NVTXCORR_FORK_CHILD);
+    if (fork_locked) nvtxcorr_thread.depth--;
     fork_locked = 0;
 }
 

@@ -19,6 +19,30 @@
 #include "nvtxcorr.h"
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds map_lock. A writer that finds it set was entered from a signal handler
+ * that interrupted this thread inside a write (or from exit() called in one, whose unload
+ * hooks clear the maps): waiting would deadlock on our own lock, so that write is dropped. A
+ * dropped put only means the label is found again next time; a dropped removal leaves a label
+ * that a reused handle may inherit, which only a program that loads or unloads modules from a
+ * signal handler can see. */
+static __thread volatile int map_held __attribute__((tls_model("initial-exec")));
+
+/* Set before the lock is taken and cleared after it is released, so that a handler never
+ * finds the lock held by this thread with the flag clear (at worst it drops a write it could
+ * have made). */
+static int map_lock_take(void)
+{
+    if (map_held) return 0;
+    map_held = 1;
+    pthread_mutex_lock(&map_lock);
+    return 1;
+}
+
+static void map_lock_give(void)
+{
+    pthread_mutex_unlock(&map_lock);
+    map_held = 0;
+}
 
 enum { TABLE_MIN = 256 };
 
@@ -92,8 +116,7 @@ static nvtxcorr_map_table_t *rebuild(nvtxcorr_map_table_t *t)
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
 {
     uintptr_t key = (uintptr_t)handle;
-    if (key == 0) return;
-    pthread_mutex_lock(&map_lock);
+    if (key == 0 || !map_lock_take()) return;
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_relaxed);
     if (value == NULL) { /* removal */
         for (size_t i = t ? nvtxcorr_map_hash(key) & t->mask : 0; t && key_at(t, i) != 0;
@@ -103,13 +126,13 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
             trim(t, i);
             break;
         }
-        pthread_mutex_unlock(&map_lock);
+        map_lock_give();
         return;
     }
     if (t == NULL || (t->used + 1) * 2 > t->mask + 1) {
         nvtxcorr_map_table_t *n = rebuild(t);
         if (n == NULL) { /* out of memory: the launch goes on without a cached label */
-            pthread_mutex_unlock(&map_lock);
+            map_lock_give();
             return;
         }
         atomic_store_explicit(&map->table, n, memory_order_release);
@@ -125,21 +148,23 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
         if (old != key) atomic_store_explicit(&s->key, key, memory_order_release);
         atomic_store_explicit(&s->value, value, memory_order_release);
     }
-    pthread_mutex_unlock(&map_lock);
+    map_lock_give();
 }
 
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map)
 {
-    pthread_mutex_lock(&map_lock);
+    if (!map_lock_take()) return;
     nvtxcorr_map_table_t *t = atomic_load_explicit(&map->table, memory_order_relaxed);
     for (size_t i = 0; t && i <= t->mask; i++)
         atomic_store_explicit(&t->slots[i].value, NULL, memory_order_release);
     for (size_t i = 0; t && i <= t->mask; i++)
         if (key_at(t, i) == 0) trim(t, (i - 1) & t->mask);
-    pthread_mutex_unlock(&map_lock);
+    map_lock_give();
 }
 
 void nvtxcorr_map_fork(nvtxcorr_fork_t phase)
 {
+    if (phase == NVTXCORR_FORK_PREPARE) map_held = 1;
     nvtxcorr_fork_mutex(&map_lock, phase);
+    if (phase != NVTXCORR_FORK_PREPARE) map_held = 0;
 }

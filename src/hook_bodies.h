@@ -14,10 +14,11 @@
     __typeof__(&sym) real = (__typeof__(&sym))nvtxcorr_real(NVTXCORR_SLOT_##sym);                  \
     if (NVTXCORR_UNLIKELY(real == NULL)) return NOTFOUND;
 
-/* Launch hooks. On x86-64 the exported symbol is a five-instruction entry stub and the C body
+/* Launch hooks. On x86-64 the exported symbol is a short assembly entry stub and the C body
  * below is a hidden function it jumps to. The stub forwards straight to the real function,
  * with the caller's registers and stack untouched, when the library is pass-through or the
- * launch is nested inside another hooked call (a runtime launch reaching the driver);
+ * launch is nested inside another hooked call (a runtime launch reaching the driver: the
+ * depth is nonzero and the stack pointer below the outermost launch's, nvtxcorr.h);
  * anything else (not yet initialised, slot not yet resolved, an outermost active launch)
  * goes to the C body. In C, GCC cannot forward an 11-argument call without saving argument
  * registers and copying the stack arguments first, which is most of the disabled-mode cost
@@ -27,6 +28,7 @@
 /* What the stub's instructions assume: `cmpl $0, %fs:(nvtxcorr_thread)` reads the depth, and
  * `movl nvtxcorr_mode` reads the whole mode. */
 _Static_assert(offsetof(nvtxcorr_thread_t, depth) == 0, "the entry stub reads depth at offset 0");
+_Static_assert(offsetof(nvtxcorr_thread_t, outer_sp) == 8, "the entry stub reads outer_sp at 8");
 _Static_assert(sizeof(unsigned) == 4, "the entry stub compares depth as 4 bytes");
 _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode as 4 bytes");
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
@@ -52,6 +54,8 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
                          "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
                          "    cmpl $0, %%fs:(%%r11)\n"                                             \
                          "    je nvtxcorr_body_" #sym "\n"                                         \
+                         "    cmpq %%fs:8(%%r11), %%rsp\n"                                         \
+                         "    ja nvtxcorr_body_" #sym "\n"                                         \
                          "1:  jmp *%%rax\n"                                                        \
                          ".size " #sym ", .-" #sym "\n"                                            \
                          ".size nvtxcorr_local_" #sym ", .-" #sym "\n"                             \
@@ -75,7 +79,14 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
         int mode = nvtxcorr_launch_mode();                                                         \
         if (NVTXCORR_UNLIKELY(mode != NVTXCORR_MODE_ACTIVE)) {                                     \
-            if (mode != NVTXCORR_MODE_PROFILE || nvtxcorr_thread.depth != 0) return real args;     \
+            if (mode != NVTXCORR_MODE_PROFILE) {                                                   \
+                if (mode == NVTXCORR_MODE_INITIALISING) nvtxcorr_passed_while_starting();          \
+                return real args;                                                                  \
+            }                                                                                      \
+            if (!nvtxcorr_launch_outermost()) {                                                    \
+                nvtxcorr_thread.depth--;                                                           \
+                return real args;                                                                  \
+            }                                                                                      \
             NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, map, key, stream, ptsz, grid);            \
         }                                                                                          \
         const nvtxcorr_range_t *pushed =                                                           \

@@ -165,6 +165,10 @@ enum {
 };
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
+/* Launches that passed through, uncounted, while initialisation ran (on another thread, or
+ * re-entered on the initialising one): profile mode's summary reports them (core.c). */
+extern _Atomic unsigned long long nvtxcorr_launches_while_starting;
+void nvtxcorr_passed_while_starting(void);
 /* Whether this thread is the one initialising (core.c). */
 int nvtxcorr_initialising_here(void);
 /* The label table loaded at initialisation, or NULL for default labels (core.c). */
@@ -202,6 +206,8 @@ typedef struct nvtxcorr_thread {
      * hooked pointer too, and only the outermost call gets a range. */
     unsigned depth;
     unsigned capture_next;
+    /* The frame of the outermost launch in progress (nvtxcorr_launch_outermost). */
+    uintptr_t outer_sp;
     nvtxcorr_capture_entry_t capture[NVTXCORR_CAPTURE_CACHE];
 } nvtxcorr_thread_t;
 
@@ -329,11 +335,33 @@ const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const
                                                 int ptsz);
 
 /* ---- the launch bracket ---- */
+/* Whether a launch is the outermost hooked call of its thread, and if so enters it (depth 1).
+ * A depth that cannot be true is reset: siglongjmp out of a signal taken inside a hooked call
+ * skips the frames that would have lowered the depth, and every later launch of the thread
+ * would pass through. A nested call runs deeper on the stack than the outermost launch's
+ * frame (stacks grow down); a launch at or above that frame means the frames below are gone.
+ * The frame address is the launch body's own (always inlined): its entry stack pointer less
+ * the saved frame pointer, whatever the body's frame size, so that the x86-64 entry stub,
+ * which compares its entry stack pointer with it (hook_bodies.h), agrees. A launch made deeper
+ * than the skipped one (or from a signal stack or the slow-path stack above it) is taken as
+ * nested until one is made from as high up. */
+__attribute__((always_inline)) static inline int nvtxcorr_launch_outermost(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (NVTXCORR_UNLIKELY(nvtxcorr_thread.depth != 0) && sp < nvtxcorr_thread.outer_sp) {
+        nvtxcorr_thread.depth++;
+        return 0;
+    }
+    nvtxcorr_thread.depth = 1;
+    nvtxcorr_thread.outer_sp = sp;
+    return 1;
+}
+
 static inline const nvtxcorr_range_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
                                                             nvtxcorr_map_t *map, const void *key,
                                                             const void *stream, int ptsz)
 {
-    if (nvtxcorr_thread.depth++ != 0) return NULL;
+    if (!nvtxcorr_launch_outermost()) return NULL;
     const void *v = nvtxcorr_map_get(map, key);
     if (NVTXCORR_UNLIKELY(v == NULL)) v = slow(key);
     if ((uintptr_t)v & 1) /* skip */

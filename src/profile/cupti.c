@@ -123,6 +123,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *size = 0;
     *max_records = 0;
     if (getpid() != cupti_pid) return; /* CUPTI's state survived a fork: give it nothing */
+    nvtxcorr_thread.depth++; /* our locks are held: an exit() on this thread must not wait */
     pthread_mutex_lock(&spare_lock);
     int slot = -1;
     for (int i = 0; i < LENT_MAX && slot < 0; i++)
@@ -135,6 +136,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     /* A fresh buffer's pages are touched here, while nvtxcorr's own time is counted, rather
      * than by CUPTI's writes into it inside later launch calls (256 page faults per buffer). */
     if (fresh) memset(fresh, 0, BUFFER_BYTES);
+    nvtxcorr_thread.depth--;
     *buffer = b;
     *size = b ? BUFFER_BYTES : 0;
     prof_own_leave(own);
@@ -180,6 +182,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     (void)size;
     if (buffer == NULL) return;
     uint64_t own = prof_own_enter();
+    nvtxcorr_thread.depth++; /* as in buffer_requested */
     size_t dropped = 0;
     if (api.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) != CUPTI_SUCCESS) dropped = 0;
     nvtxcorr_prof_gpu_begin_buffer(dropped);
@@ -189,6 +192,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     nvtxcorr_prof_gpu_end_buffer();
     give_back(buffer);
     prof_own_leave(own);
+    nvtxcorr_thread.depth--;
 }
 
 /* Activity timestamps on the trace's clock, so GPU events line up with launches. */

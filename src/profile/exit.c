@@ -3,12 +3,24 @@
  *  - return from main or exit() from any thread: the library's ELF destructor, which runs
  *    after the program's atexit handlers and static destructors, so launches made there
  *    count too;
- *  - SIGTERM, SIGINT, SIGHUP whose disposition is still SIG_DFL when profile mode starts:
- *    our handler writes, restores SIG_DFL and re-raises, so the process ends with the same
- *    signal and status as without nvtxcorr. A handler the program installed (before or after
- *    us) is never replaced or wrapped: the program decides what its signals do;
+ *  - SIGTERM, SIGINT, SIGHUP while the program's disposition is SIG_DFL: our handler stands
+ *    in for it (sigaction.c: the program is told SIG_DFL, and setting SIG_DFL installs ours),
+ *    writes, restores SIG_DFL and re-raises, so the process ends with the same signal and
+ *    status as without nvtxcorr. A handler the program installed (before or after us) is never
+ *    replaced or wrapped: the program decides what its signals do. One that chains to the
+ *    previous disposition sees SIG_DFL, as without nvtxcorr: if it re-raises with SIG_DFL,
+ *    ours writes and ends the process; if it carries on, the outputs are written at exit.
+ *    Called by a program's handler (which found ours through a path sigaction.c does not
+ *    cover), ours writes and returns: the program's handler runs on and decides;
  *  - _exit, SIGKILL and other fatal signals: nothing (the trace, streamed to disk, still
  *    holds every event flushed so far).
+ *
+ * exit() may be called from the program's own signal handler, on a thread the signal caught
+ * inside nvtxcorr (its depth is nonzero: a launch, a hook, CUPTI's buffer callbacks, the fork
+ * handlers), holding a lock that this thread will never release. The exit path then takes
+ * the signal path below: no lock is waited for (the GPU lock is only tried, map writers skip,
+ * handles.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
+ * this thread was inside GPU record processing (gpu.c), whose lock the flush needs.
  *
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
  * (own integer and string formatting into static buffers, write(2)), the records are read
@@ -103,13 +115,24 @@ void nvtxcorr_prof_process_reset(void)
  * launches made after it (later atexit handlers, destructors) count on the CPU side only. */
 static void flush_gpu(int from_signal)
 {
-    if (nvtxcorr_prof_gpu_on == 1 && !atomic_exchange(&gpu_flushed, 1))
+    if (nvtxcorr_prof_gpu_on != 1 || atomic_exchange(&gpu_flushed, 1)) return;
+    if (nvtxcorr_prof_gpu_held_here())
+        nvtxcorr_prof_gpu_set_partial("the process ended while this thread was processing GPU "
+                                      "records: CUPTI not flushed");
+    else
         nvtxcorr_prof_gpu_flush(from_signal);
+}
+
+/* Whether this thread is inside nvtxcorr: exit() was called from a signal handler that
+ * interrupted it there (or from inside a hooked call), so it may hold one of our locks. */
+static int inside_nvtxcorr(void)
+{
+    return nvtxcorr_thread.depth != 0;
 }
 
 static void gpu_at_exit(void)
 {
-    if (!atomic_load(&finished)) flush_gpu(0);
+    if (!atomic_load(&finished)) flush_gpu(inside_nvtxcorr());
 }
 
 static void finish(int from_signal)
@@ -132,11 +155,16 @@ static void finish(int from_signal)
 
 __attribute__((destructor)) static void at_process_exit(void)
 {
-    finish(0);
+    finish(inside_nvtxcorr());
 }
 
 static void on_signal(int sig)
 {
+    struct sigaction now;
+    if (nvtxcorr_prof_real_sigaction(sig, NULL, &now) == 0 && now.sa_handler != on_signal) {
+        finish(1); /* chained to by the program's handler, which decides what happens next */
+        return;
+    }
     finish(1);
     /* Another thread is writing the summary: let it finish (unless it is this thread, which
      * this handler interrupted), a bounded time. */
@@ -151,7 +179,7 @@ static void on_signal(int sig)
     struct sigaction dfl;
     memset(&dfl, 0, sizeof dfl);
     dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
+    nvtxcorr_prof_real_sigaction(sig, &dfl, NULL);
     raise(sig); /* pending until this handler returns, then the default action */
 }
 
@@ -165,10 +193,14 @@ void nvtxcorr_prof_exit_init(void)
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
         sigaddset(&ours.sa_mask, sigs[i]);
     ours.sa_flags = SA_RESTART;
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++)
-        if (sigaction(sigs[i], NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
-            old.sa_handler == SIG_DFL)
-            sigaction(sigs[i], &ours, NULL);
+    unsigned mask = 0;
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        mask |= 1u << sigs[i];
+        if (nvtxcorr_prof_real_sigaction(sigs[i], NULL, &old) == 0 &&
+            !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+            nvtxcorr_prof_real_sigaction(sigs[i], &ours, NULL);
+    }
+    nvtxcorr_prof_stand_in(mask, on_signal);
     atomic_store(&started, 1);
 }
 

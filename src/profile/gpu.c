@@ -26,6 +26,14 @@
 
 prof_gpu_t nvtxcorr_prof_gpu;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds gpu_lock (it is processing a buffer): an exit on this thread must not
+ * flush, whose records would wait for the lock (exit.c). */
+static __thread volatile int gpu_held __attribute__((tls_model("initial-exec")));
+
+int nvtxcorr_prof_gpu_held_here(void)
+{
+    return gpu_held;
+}
 
 /* CUPTI correlation id -> our external id, direct-mapped: ids are issued in order, so an entry
  * is only overwritten 64K API calls later, long after its kernels are normally delivered. */
@@ -264,6 +272,7 @@ static void operation(const op_t *op)
 
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 {
+    gpu_held = 1; /* before the lock, cleared after it, as in handles.c */
     pthread_mutex_lock(&gpu_lock);
     nvtxcorr_prof_gpu.dropped += dropped;
 }
@@ -347,6 +356,7 @@ void nvtxcorr_prof_gpu_end_buffer(void)
 {
     retry_pending(0);
     pthread_mutex_unlock(&gpu_lock);
+    gpu_held = 0;
 }
 
 /* Before the summary: what is still open counts now. From a signal handler the lock is only

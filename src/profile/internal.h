@@ -123,6 +123,8 @@ extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
 extern _Atomic unsigned nvtxcorr_prof_generation; /* 0, then +1 in each forked child */
 extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
 prof_thread_t *nvtxcorr_prof_thread_attach(void);
+/* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
+void *nvtxcorr_prof_zalloc(size_t size);
 
 /* ---- clock (clock.c) ----
  * rdtsc where the CPU reports an invariant TSC and the kernel itself keeps time with it (so
@@ -229,6 +231,11 @@ void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
 extern _Atomic int nvtxcorr_prof_tracing;
 void nvtxcorr_prof_exit_init(void);
+/* sigaction.c: the real sigaction (never ours), and the signals whose SIG_DFL `handler`
+ * stands in for (the program is told SIG_DFL wherever it is installed). */
+struct sigaction;
+int nvtxcorr_prof_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int));
 /* CUPTI has started (libcupti just loaded): its flush runs from an atexit handler. */
 void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
@@ -282,6 +289,7 @@ void nvtxcorr_prof_gpu_record(const void *record);
 void nvtxcorr_prof_gpu_end_buffer(void);
 int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
 void nvtxcorr_prof_gpu_finished(int locked);
+int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);

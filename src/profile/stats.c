@@ -7,8 +7,9 @@
  * caches its site in a lock-free map like the core's labels (nvtxcorr_profile_sites).
  *
  * Each launching thread owns a block of records indexed by site id, allocated in chunks on
- * first touch. The launch path takes no lock and writes only its own thread's records, so no
- * cache line is shared between threads; the summary at exit adds the blocks up. */
+ * first touch, with mmap (pages.c): a thread's first launch may be made in a signal handler. The
+ * launch path takes no lock and writes only its own thread's records, so no cache line is shared
+ * between threads; the summary at exit adds the blocks up. */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -304,7 +305,7 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
         if (t->retired) break;
     if (t) {
         t->retired = 0;
-    } else if ((t = calloc(1, sizeof *t)) != NULL) {
+    } else if ((t = nvtxcorr_prof_zalloc(sizeof *t)) != NULL) {
         t->next = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed);
         atomic_store_explicit(&nvtxcorr_prof_threads, t, memory_order_release);
     }
@@ -323,7 +324,7 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
     t->tid = (unsigned)syscall(SYS_gettid);
     t->where_pid = 0; /* the trace's per-thread prefix names the new owner */
     if (t->trace_buf == NULL && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
-        t->trace_buf = malloc(PROF_TRACE_BUF);
+        t->trace_buf = nvtxcorr_prof_zalloc(PROF_TRACE_BUF);
     pthread_setspecific(thread_key, t);
     nvtxcorr_prof_self = t;
     return t;
@@ -331,7 +332,7 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
 
 static prof_record_t *chunk_new(prof_thread_t *t, uint32_t id)
 {
-    prof_record_t *c = calloc(PROF_CHUNK, sizeof *c);
+    prof_record_t *c = nvtxcorr_prof_zalloc(PROF_CHUNK * sizeof *c);
     if (c) atomic_store_explicit(&t->chunks[id / PROF_CHUNK], c, memory_order_release);
     return c;
 }
@@ -398,7 +399,7 @@ static void record(const nvtxcorr_profile_launch_t *pl, int failed)
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
                             nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
 {
-    nvtxcorr_thread.depth++;
+    /* The body entered the depth (nvtxcorr_launch_outermost). */
     nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
     if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
     pl->site = s;

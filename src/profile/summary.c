@@ -218,6 +218,12 @@ static const char *label_text(uint32_t label_id)
                : atomic_load_explicit(&nvtxcorr_prof_labels[label_id], memory_order_relaxed)->text;
 }
 
+/* Launches that passed through while nvtxcorr was starting (nvtxcorr.h). */
+static uint64_t uncounted_at_start(void)
+{
+    return atomic_load_explicit(&nvtxcorr_launches_while_starting, memory_order_relaxed);
+}
+
 static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsites,
                        const totals_t *tot, uint64_t end_ns)
 {
@@ -260,6 +266,8 @@ static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsit
     nvtxcorr_out_u64(&out, tot->other);
     nvtxcorr_out_str(&out, ", \"other_graph_launches\": ");
     nvtxcorr_out_u64(&out, tot->other_graphs);
+    nvtxcorr_out_str(&out, ", \"uncounted_at_start\": ");
+    nvtxcorr_out_u64(&out, uncounted_at_start());
     nvtxcorr_prof_gpu_json_totals(&out);
     nvtxcorr_out_str(&out, "},\n \"labels\": [");
     for (uint32_t i = 0; i < nl; i++) {
@@ -339,6 +347,11 @@ static void write_csv(uint32_t nl, uint32_t nk, uint32_t nsites)
             atomic_load_explicit(&nvtxcorr_prof_sites[id], memory_order_relaxed);
         csv_row("kernel", label_text(s->label_id), label_category(s->label_id), s->name,
                 s->function, &site_sum[id], site_gpu(id));
+    }
+    if (uncounted_at_start()) { /* a row of its own: its launches column, nothing else */
+        nvtxcorr_out_str(&out, "uncounted_at_start,,,,,");
+        nvtxcorr_out_u64(&out, uncounted_at_start());
+        nvtxcorr_out_str(&out, ",,,,,,,,,,,,,,,,\n");
     }
     nvtxcorr_prof_gpu_csv_sections(&out, nsites);
 }
@@ -541,6 +554,11 @@ static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
                                "not in the times above: ");
         nvtxcorr_out_str(&out, t);
         nvtxcorr_out_str(&out, "\n");
+    }
+    if (uncounted_at_start()) {
+        nvtxcorr_out_u64(&out, uncounted_at_start());
+        nvtxcorr_out_str(&out, " launches made while nvtxcorr was starting passed through "
+                               "uncounted\n");
     }
     nvtxcorr_prof_gpu_text(&out, nsites);
 }

@@ -242,7 +242,8 @@ static char *reserve(prof_thread_t **out, size_t need)
 {
     prof_thread_t *t = nvtxcorr_prof_self;
     if (t == NULL && (t = nvtxcorr_prof_thread_attach()) == NULL) return NULL;
-    if (t->trace_buf == NULL && (t->trace_buf = malloc(PROF_TRACE_BUF)) == NULL) return NULL;
+    if (t->trace_buf == NULL && (t->trace_buf = nvtxcorr_prof_zalloc(PROF_TRACE_BUF)) == NULL)
+        return NULL;
     if (need > PROF_TRACE_EVENT_MAX) return NULL;
     size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
     if (at % PROF_TRACE_PAGE + need > PROF_TRACE_PAGE) {

@@ -1,6 +1,7 @@
 """Core scenarios: every path to the launch entry points, one balanced range per launch,
 default labels, pass-through, stacking, silence."""
 import os
+import platform
 import re
 import subprocess
 
@@ -17,7 +18,10 @@ def test_exports(env):
     hooks = hooks_table()
     expected = ({(h[1], "NVTXCORR_1") for h in hooks if h[5] == "driver"} |
                 {(h[1], "libcudart.so.13") for h in hooks if h[5] == "runtime"} |
-                {("dlsym", "GLIBC_2.34")})
+                {("dlsym", "GLIBC_2.34")} |
+                # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c)
+                {(name, "GLIBC_2.17" if platform.machine() == "aarch64" else "GLIBC_2.2.5")
+                 for name in ("sigaction", "signal")})
     missing = expected - versioned
     extra = {v for v in versioned - expected if v[0] != "dlsym"}
     check(not missing and not extra, f"exports differ from hooks.def: extra {extra}, "
