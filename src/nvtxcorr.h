@@ -34,6 +34,7 @@ enum {
     NVTXCORR_LOG_DEBUG
 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
+enum { NVTXCORR_TRACE_BY_PATH = 0, NVTXCORR_TRACE_KINETO, NVTXCORR_TRACE_CHROME };
 
 typedef struct nvtxcorr_config {
     int enabled;               /* NVTXCORR */
@@ -46,6 +47,10 @@ typedef struct nvtxcorr_config {
     const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
     const char *trace;         /* NVTXCORR_TRACE */
     unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
+    int trace_format;          /* NVTXCORR_TRACE_FORMAT: NVTXCORR_TRACE_* below, 0 by the path */
+    /* The launcher's rank variables (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK, ...),
+     * the first one set of each; NULL when none is. The Kineto trace's distributedInfo. */
+    const char *rank, *local_rank, *world_size;
     const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
     const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
     const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */

@@ -15,7 +15,7 @@ set(NVTXCORR_PRELOAD_SOURCES
   handles.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
-  profile/sigaction.c profile/pages.c
+  profile/trace_meta.c profile/sigaction.c profile/pages.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c profile/gpu_out.c)
 

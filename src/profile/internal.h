@@ -229,6 +229,12 @@ void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
 void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
+/* trace_meta.c: the Kineto form's top-level fields. The head, up to "traceEvents": [ (at most
+ * 512 bytes); deviceProperties, asked of the driver at the first GPU operation; the tail
+ * written after the events' "]" at a normal close (deviceProperties, "}"). */
+size_t nvtxcorr_prof_kineto_head(char *p);
+void nvtxcorr_prof_kineto_devices(void);
+size_t nvtxcorr_prof_kineto_tail(char *p, size_t size);
 extern _Atomic int nvtxcorr_prof_tracing;
 void nvtxcorr_prof_exit_init(void);
 /* sigaction.c: the real sigaction (never ours), and the signals whose SIG_DFL `handler`
@@ -294,8 +300,9 @@ int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
-                             uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
+void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
+                             const nvtxcorr_profile_site_t *launch, uint32_t device,
+                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
 /* summary.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);
