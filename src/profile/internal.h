@@ -117,6 +117,11 @@ typedef struct prof_thread {
     int where_pid; /* the process `where` was made for (a forked child remakes it) */
     size_t where_len;
     char where[64]; /* ",\"pid\":P,\"tid\":T,\"ts\":" */
+    /* kineto form: the head of the last entry point's call event, up to its "ts" (remade
+     * with `where`) */
+    const char *call_api;
+    size_t call_head_len;
+    char call_head[192];
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;

@@ -332,6 +332,7 @@ static size_t fmt_where(char *out, prof_thread_t *t, uint64_t ticks)
         PUT(",\"ts\":");
         t->where_len = n;
         t->where_pid = nvtxcorr_prof_process.pid;
+        t->call_api = NULL;
     }
     memcpy(out, t->where, t->where_len);
     return t->where_len +
@@ -364,37 +365,53 @@ static size_t fmt_launch_args(char *p, const nvtxcorr_profile_launch_t *pl, unsi
     return n;
 }
 
+/* The kineto form's call event up to its "ts", for the entry point `api`: category
+ * cuda_runtime or cuda_driver (HTA's symbol table tells CPU-side launches by these), named
+ * by the entry point. Kept per thread with `where`, which fmt_where has just made. */
+static void call_head(prof_thread_t *t, const char *api)
+{
+    char *p = t->call_head;
+    size_t n = 0, len = strnlen(api, 64);
+    PUT(",\n{\"ph\":\"X\",\"cat\":\"");
+    if (strncmp(api + strspn(api, "_"), "cuda", 4) == 0) /* __cudaLaunchKernel too */
+        PUT("cuda_runtime");
+    else
+        PUT("cuda_driver");
+    PUT("\",\"name\":\"");
+    memcpy(p + n, api, len), n += len;
+    p[n++] = '"';
+    memcpy(p + n, t->where, t->where_len), n += t->where_len;
+    t->call_head_len = n;
+    t->call_api = api;
+}
+
 void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
                             unsigned gy, unsigned gz)
 {
     const nvtxcorr_profile_site_t *s = pl->site;
     prof_thread_t *t;
     if (s->trace_prefix == NULL) return;
-    size_t api_len = strnlen(api, 64);
-    char *p = reserve(&t, s->trace_prefix_len + api_len + 600);
+    char *p = reserve(&t, s->trace_prefix_len + 800);
     if (p == NULL) return;
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
     if (kineto) {
-        /* The label's user_annotation (the prefix ends inside its args), then the call. */
+        /* The label's user_annotation (the prefix ends inside its args), then the call, at
+         * the same start and duration (their text copied). */
         p[n++] = '}';
+        size_t at = n;
         n += fmt_where(p + n, t, pl->start);
+        size_t ts = at + t->where_len, ts_len = n - ts; /* where_len: as fmt_where made it */
         PUT(",\"dur\":");
         size_t dur = n;
         n += fmt_us(p + n, pl->ns);
         size_t dur_len = n - dur;
-        PUT("},\n{\"ph\":\"X\",\"cat\":\"");
-        if (strncmp(api + strspn(api, "_"), "cuda", 4) == 0) /* __cudaLaunchKernel too */
-            PUT("cuda_runtime");
-        else
-            PUT("cuda_driver");
-        PUT("\",\"name\":\"");
-        memcpy(p + n, api, api_len), n += api_len;
-        p[n++] = '"';
-        memcpy(p + n, t->where, t->where_len), n += t->where_len;
-        n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin));
+        p[n++] = '}';
+        if (t->call_api != api) call_head(t, api);
+        memcpy(p + n, t->call_head, t->call_head_len), n += t->call_head_len;
+        memcpy(p + n, p + ts, ts_len), n += ts_len;
         PUT(",\"dur\":");
-        memmove(p + n, p + dur, dur_len), n += dur_len;
+        memcpy(p + n, p + dur, dur_len), n += dur_len;
         PUT(",\"args\":{\"stream handle\":\"0x");
         n += fmt_launch_args(p + n, pl, gx, gy, gz);
         if (pl->ext) {
