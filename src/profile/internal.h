@@ -122,6 +122,14 @@ typedef struct prof_thread {
     const char *call_api;
     size_t call_head_len;
     char call_head[192];
+    /* the last launch's stream and grid, and their text in the trace's args: a thread
+     * mostly launches on one stream with few grids (formatting them was a fifth of the
+     * trace's instructions per launch) */
+    const void *args_stream;
+    unsigned args_grid[3];
+    int args_graph;
+    size_t args_len; /* 0: none yet */
+    char args_text[64];
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;

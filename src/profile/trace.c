@@ -35,8 +35,8 @@
  * Facts about HTA (hta/ in facebookresearch/HolisticTraceAnalysis) the kineto form relies on,
  * besides trace_meta.c's:
  * - A GPU operation is an event whose args have "stream" (breakdown_analysis.py keeps
- *   `stream != -1`, the default when absent): only GPU operations carry "stream", the
- *   launch's stream handle is "stream handle".
+ *   `stream != -1`, the default when absent): only GPU operations carry "stream" (the CPU
+ *   side has no stream, as in Kineto).
  * - get_gpu_kernel_breakdown sums "dur" per "name" of those; kernels are told from memory
  *   operations by name (utils.py, is_memory_kernel: "Memcpy", "Memset").
  * - get_gpu_user_annotation_breakdown sums "dur" per "name" of cat "gpu_user_annotation"
@@ -345,23 +345,39 @@ static size_t fmt_corr(char *p, uint64_t ext)
     return nvtxcorr_fmt_u64(p, ext & 0x7fffffffffffffffull);
 }
 
-/* The launch's own part of its call's args: stream handle, grid, capture. */
-static size_t fmt_launch_args(char *p, const nvtxcorr_profile_launch_t *pl, unsigned gx,
-                              unsigned gy, unsigned gz)
+/* The launch's own part of its call's args: the stream handle (chrome), grid, capture. */
+static size_t fmt_launch_args(char *p, prof_thread_t *t, const nvtxcorr_profile_launch_t *pl,
+                              unsigned gx, unsigned gy, unsigned gz)
 {
-    size_t n = 0;
-    n += fmt_hex(p + n, (uintptr_t)pl->stream);
-    p[n++] = '"';
-    if (!pl->site->graph) {
-        PUT(",\"grid\":[");
-        n += nvtxcorr_fmt_u64(p + n, gx);
-        p[n++] = ',';
-        n += nvtxcorr_fmt_u64(p + n, gy);
-        p[n++] = ',';
-        n += nvtxcorr_fmt_u64(p + n, gz);
-        p[n++] = ']';
+    int graph = pl->site->graph;
+    if (t->args_len == 0 || t->args_stream != pl->stream || t->args_graph != graph ||
+        (!graph && (t->args_grid[0] != gx || t->args_grid[1] != gy || t->args_grid[2] != gz))) {
+        char *q = t->args_text;
+        size_t k = 0;
+        if (!kineto) { /* chrome: the stream handle, after its "stream":"0x */
+            k = fmt_hex(q, (uintptr_t)pl->stream);
+            q[k++] = '"';
+        }
+        if (!graph) {
+            if (k) q[k++] = ',';
+            memcpy(q + k, "\"grid\":[", 8), k += 8;
+            k += nvtxcorr_fmt_u64(q + k, gx);
+            q[k++] = ',';
+            k += nvtxcorr_fmt_u64(q + k, gy);
+            q[k++] = ',';
+            k += nvtxcorr_fmt_u64(q + k, gz);
+            q[k++] = ']';
+        }
+        t->args_stream = pl->stream, t->args_graph = graph;
+        t->args_grid[0] = gx, t->args_grid[1] = gy, t->args_grid[2] = gz;
+        t->args_len = k;
     }
-    if (pl->capturing) PUT(",\"capture\":true");
+    size_t n = t->args_len;
+    memcpy(p, t->args_text, n);
+    if (pl->capturing) {
+        if (n) p[n++] = ',';
+        PUT("\"capture\":true");
+    }
     return n;
 }
 
@@ -396,9 +412,8 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
     if (kineto) {
-        /* The label's user_annotation (the prefix ends inside its args), then the call, at
-         * the same start and duration (their text copied). */
-        p[n++] = '}';
+        /* The label's user_annotation, then the call, at the same start and duration (their
+         * text copied). */
         size_t at = n;
         n += fmt_where(p + n, t, pl->start);
         size_t ts = at + t->where_len, ts_len = n - ts; /* where_len: as fmt_where made it */
@@ -412,10 +427,11 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
         memcpy(p + n, p + ts, ts_len), n += ts_len;
         PUT(",\"dur\":");
         memcpy(p + n, p + dur, dur_len), n += dur_len;
-        PUT(",\"args\":{\"stream handle\":\"0x");
-        n += fmt_launch_args(p + n, pl, gx, gy, gz);
+        PUT(",\"args\":{");
+        n += fmt_launch_args(p + n, t, pl, gx, gy, gz);
         if (pl->ext) {
-            PUT(",\"correlation\":");
+            if (p[n - 1] != '{') p[n++] = ',';
+            PUT("\"correlation\":");
             n += fmt_corr(p + n, pl->ext);
             PUT(",\"External id\":");
             n += fmt_corr(p + n, pl->ext);
@@ -432,7 +448,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
         return;
     }
     PUT(",\"stream\":\"0x");
-    n += fmt_launch_args(p + n, pl, gx, gy, gz);
+    n += fmt_launch_args(p + n, t, pl, gx, gy, gz);
     p[n++] = '}';
     n += fmt_where(p + n, t, pl->start);
     PUT(",\"dur\":");
@@ -613,8 +629,10 @@ void nvtxcorr_profile_graph_event(const char *text)
     commit(t, n);
 }
 
-/* The constant part of a site's events, up to inside their args (kineto: its
- * user_annotation's). */
+/* The constant part of a site's events. Chrome: the launch event up to inside its args.
+ * Kineto: the user_annotation up to its "pid", args only for a label's category; the raw
+ * kernel name is on the kernel's GPU event, as in Kineto (on the CPU side it was a third of
+ * the bytes per launch, and writing the file is most of the trace's cost). */
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
 {
     char *p = malloc(3200);
@@ -623,24 +641,23 @@ void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, c
     PUT(",\n{\"ph\":\"X\",\"name\":\"");
     n += nvtxcorr_fmt_json(p + n, 1000, label ? label : s->function);
     PUT("\",\"cat\":\"");
-    const char *cat = category ? category : s->graph ? "graph" : "kernel";
     if (kineto) {
-        PUT("user_annotation\",\"args\":{");
+        PUT("user_annotation\"");
         if (category) {
-            PUT("\"category\":\"");
+            PUT(",\"args\":{\"category\":\"");
             n += nvtxcorr_fmt_json(p + n, 100, category);
-            PUT("\",");
+            PUT("\"}");
         }
     } else {
-        n += nvtxcorr_fmt_json(p + n, 100, cat);
+        n += nvtxcorr_fmt_json(p + n, 100, category ? category : s->graph ? "graph" : "kernel");
         PUT("\",\"args\":{");
-    }
-    if (s->graph) {
-        PUT("\"graph\":true");
-    } else {
-        PUT("\"kernel\":\"");
-        n += nvtxcorr_fmt_json(p + n, 2000, s->name);
-        p[n++] = '"';
+        if (s->graph) {
+            PUT("\"graph\":true");
+        } else {
+            PUT("\"kernel\":\"");
+            n += nvtxcorr_fmt_json(p + n, 2000, s->name);
+            p[n++] = '"';
+        }
     }
     s->trace_prefix_len = n;
     s->trace_prefix = p;

@@ -181,7 +181,8 @@ def load_trace(path, cut=False):
 def trace_launches(events):
     """One complete event per launch, in either form: chrome's CPU events as they are; in
     kineto, each label's user_annotation merged with the cuda_runtime/cuda_driver call it
-    encloses (same thread, start and duration; the args of both, the call's name as "api")."""
+    encloses (same thread, start and duration; the args of both, the call's name as "api",
+    "graph": true for a graph launch as in chrome's)."""
     out, open_label = [], {}
     kineto = any(e.get("cat") in ("cuda_runtime", "cuda_driver") for e in events)
     gpu = KINETO_GPU_CATS if kineto else ("gpu",)  # chrome's launches may be cat "kernel"
@@ -195,7 +196,10 @@ def trace_launches(events):
             a = open_label.pop(e["tid"], None)
             check(a is not None and a["ts"] == e["ts"] and a["dur"] == e["dur"],
                   f"a call without its label's span: {e} {a}")
-            out.append(dict(a, args={**a["args"], **e["args"]}, api=e["name"]))
+            args = {**a.get("args", {}), **e["args"]}
+            if "Graph" in e["name"]:  # as chrome's launch events say it
+                args["graph"] = True
+            out.append(dict(a, args=args, api=e["name"]))
         else:
             out.append(e)
     check(not open_label, f"labels without their call: {open_label}")

@@ -180,9 +180,10 @@ def check_kineto_event(e):
         check("stream" not in args, f"an annotation is not a GPU operation: {e}")
         fields(args, {"External id": int}, cat)
     elif cat == "user_annotation":
-        check("stream" not in args and ("kernel" in args or args.get("graph") is True), f"{e}")
+        check(set(args) <= {"category"}, f"{e}")
     elif cat in ("cuda_runtime", "cuda_driver"):
-        check("stream" not in args and "stream handle" in args, f"{e}")
+        check("stream" not in args and set(args) <= {"grid", "capture", "correlation",
+                                                      "External id"}, f"{e}")
         check(e["name"].lstrip("_").startswith("cuda" if cat == "cuda_runtime" else "cu"), f"{e}")
         if "correlation" in args:
             fields(args, {"correlation": int, "External id": int}, cat)

@@ -187,6 +187,7 @@ def test_names_not_utf8(env):
         e = {"NVTXCORR_PROFILE": os.path.join(tmp, f"p.{ext}")}
         if ext == "json":
             e["NVTXCORR_TRACE"] = os.path.join(tmp, "trace.json")
+            e["NVTXCORR_TRACE_FORMAT"] = "chrome"  # the raw names are on its launch events
         run = io_run(env, ["names"], e)
         check(run.rc == 0 and run.err == "", f"{ext}: rc {run.rc}\n{run.err}")
     d = strict_json(os.path.join(tmp, "p.json"))
