@@ -436,7 +436,10 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
             PUT(",\"External id\":");
             n += fmt_corr(p + n, pl->ext);
         }
-        PUT("}}");
+        if (p[n - 1] == '{') /* no args: none written (10 bytes a graph launch) */
+            n -= sizeof(",\"args\":{") - 1, p[n++] = '}';
+        else
+            PUT("}}");
         if (pl->ext) { /* Kineto's arrow start: id the correlation, cat and name "ac2g" */
             PUT(",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
             n += fmt_corr(p + n, pl->ext);

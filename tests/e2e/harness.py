@@ -196,7 +196,7 @@ def trace_launches(events):
             a = open_label.pop(e["tid"], None)
             check(a is not None and a["ts"] == e["ts"] and a["dur"] == e["dur"],
                   f"a call without its label's span: {e} {a}")
-            args = {**a.get("args", {}), **e["args"]}
+            args = {**a.get("args", {}), **e.get("args", {})}
             if "Graph" in e["name"]:  # as chrome's launch events say it
                 args["graph"] = True
             out.append(dict(a, args=args, api=e["name"]))

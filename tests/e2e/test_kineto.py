@@ -167,6 +167,7 @@ def check_kineto_event(e):
         return "M " + e["name"]
     fields(e, {"ts": NUM, "cat": str}, "timed event")
     args = e.get("args", {})
+    check(e.get("args", None) != {}, f"empty args are left out: {e}")
     if ph == "X":
         fields(e, {"dur": NUM}, "complete event")
     if cat in ("kernel", "gpu_memcpy", "gpu_memset"):
