@@ -67,15 +67,21 @@ def gpu_analyses(t, out):
 
 
 def hatchet(path):
+    """Each node's metrics by its frame's path (the label; "" the root), and the inclusive
+    ones as Hatchet itself computes them from the exclusive ones."""
     import hatchet as ht
 
     with open(path) as f:
         gf = ht.GraphFrame.from_literal(json.load(f))
-    df = gf.dataframe.reset_index()
-    roots = [n for n in gf.graph.roots]
-    return {"roots": [r.frame["name"] for r in roots],
-            "nodes": {str(r["name"]): {k: int(r[k]) for k in ("time", "time (inc)", "count")
-                                       if k in r} for _, r in df.iterrows()}}
+    nodes = {}
+    for n in gf.graph.traverse():
+        row = gf.dataframe.loc[n]
+        nodes[n.frame["path"]] = {k: int(row[k]) for k in ("time", "time (inc)", "count",
+                                                           "count (inc)", "launches")}
+    gf.update_inclusive_columns()
+    for n in gf.graph.traverse():
+        nodes[n.frame["path"]]["hatchet time (inc)"] = int(gf.dataframe.loc[n]["time (inc)"])
+    return {"roots": [r.frame["name"] for r in gf.graph.roots], "nodes": nodes}
 
 
 if __name__ == "__main__":

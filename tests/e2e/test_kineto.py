@@ -256,3 +256,83 @@ def test_kineto_fields_hta_reads(env):
             check(got == info, f"{extra}: distributedInfo {d['distributedInfo']}")
             os.unlink(trace)
 
+
+
+# ---- nvtxcorr report --hatchet, --by rank ----------------------------------------------------
+def report(env, *args):
+    return subprocess.run([os.path.join(env.build, "bin", "nvtxcorr"), "report", *args],
+                          capture_output=True, text=True)
+
+
+@scenario
+def test_report_hatchet_tree(env):
+    """The label tree loads with llnl-hatchet's GraphFrame.from_literal: the root's GPU time is
+    the summaries' total, each label's node has its GPU time, operations and launches, and
+    the inclusive times are what Hatchet computes from the exclusive ones."""
+    py = analysis_python("hatchet")
+    with tempfile.TemporaryDirectory() as tmp:
+        sums = demo_runs(env, tmp, 2)
+        files = [os.path.join(tmp, f"p.{r}.json") for r in range(2)]
+        for given in (files[:1], files):
+            r = report(env, "--hatchet", *given)
+            check(r.returncode == 0 and r.stderr == "", r.stderr)
+            path = os.path.join(tmp, "tree.json")
+            with open(path, "w") as f:
+                f.write(r.stdout)
+            h = subprocess.run([py, HTA_CHECK, "--hatchet", path], capture_output=True,
+                               text=True, timeout=120)
+            check(h.returncode == 0, f"Hatchet: {h.stderr[-2000:]}")
+            nodes = json.loads(h.stdout)["nodes"]
+            parts = [sums[str(i)] for i in range(len(given))]
+            check(nodes[""]["time (inc)"] == sum(d["totals"]["gpu_ns"] for d in parts) and
+                  nodes[""]["count (inc)"] == sum(d["totals"]["gpu_kernels"] for d in parts),
+                  f"root {nodes['']}")
+            for label in {lab["label"] for d in parts for lab in d["labels"]}:
+                ls = [lab for d in parts for lab in d["labels"] if lab["label"] == label]
+                n = nodes[label]
+                check(n["time"] == sum(lab["gpu_ns"] for lab in ls) and
+                      n["count"] == sum(lab["gpu_kernels"] for lab in ls) and
+                      n["launches"] == sum(lab["launches"] + lab["capture_launches"]
+                                           for lab in ls), f"{label}: {n}")
+            check(nodes["attention"]["time"] == 0 and nodes["attention"]["time (inc)"] ==
+                  nodes["attention.prefill"]["time"] + nodes["attention.decode"]["time"],
+                  "attention.prefill and attention.decode under attention")
+            check(all(n["time (inc)"] == n["hatchet time (inc)"] for n in nodes.values()),
+                  f"inclusive times {nodes}")
+            os.unlink(path)
+
+
+@scenario
+def test_report_by_rank(env):
+    """--by rank: ranks from the traces' distributedInfo (matched to summaries by pid), CPU
+    time per label per rank with the slowest marked, and a warning for a missing rank."""
+    with tempfile.TemporaryDirectory() as tmp:
+        for rank in (0, 1, 3):
+            e = {"NVTXCORR_TRACE": os.path.join(tmp, "t.%q{RANK}.json"),
+                 "NVTXCORR_PROFILE": os.path.join(tmp, "p.%q{RANK}.json"),
+                 "RANK": str(rank), "WORLD_SIZE": "4"}
+            env.run_ok([env.prog("scn_driver"), "threads", "50"], env=e)
+        sums = sorted(os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("p."))
+        traces = sorted(os.path.join(tmp, n) for n in os.listdir(tmp) if n.startswith("t."))
+        r = report(env, "--by", "rank", *sums, *traces)
+        check(r.returncode == 0, r.stderr)
+        check(r.stderr == "nvtxcorr: warn: ranks missing: 2 (world size 4)\n", r.stderr)
+        lines = r.stdout.splitlines()
+        check(lines[0].startswith("CPU time per label and rank") and
+              lines[1].split()[1:] == ["rank", "0", "rank", "1", "rank", "3"], r.stdout)
+        rows = {ln.split()[0]: re.findall(r"\S+ \S+?[* ](?= |$)", ln[ln.index(" "):].strip() + " ")
+                for ln in lines[2:]}
+        check("add1" in rows and "flash_fwd_kernel" in rows, r.stdout)
+        cpu = {}
+        for path in sums:
+            d = json.load(open(path))
+            for lab in d["labels"]:
+                cpu.setdefault(lab["label"], []).append(lab["cpu_ns"])
+        for label, cells in rows.items():  # the slowest rank's cell is the one marked
+            check(len(cells) == 3, f"{label}: {cells}")
+            marked = [i for i, c in enumerate(cells) if c.endswith("*")]
+            vals = cpu[label]
+            want = [vals.index(max(vals))] if len(set(vals)) > 1 else []
+            check(marked == want, f"{label}: marked {marked}, CPU times {vals}: {r.stdout}")
+        r = report(env, "--by", "rank", *sums)
+        check(r.returncode == 1 and "no Kineto trace given" in r.stderr, r.stderr)
