@@ -221,7 +221,7 @@ extern prof_process_t nvtxcorr_prof_process;
 int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
 void nvtxcorr_prof_process_reset(void);
 
-/* ---- summary.c, trace.c, exit.c ---- */
+/* ---- summary.c (its writers: summary.h), trace.c, exit.c ---- */
 void nvtxcorr_prof_summary_write(void);
 int nvtxcorr_prof_trace_init(void);
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
@@ -241,7 +241,7 @@ void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
 
 /* ---- GPU time (cupti.c: CUPTI, loaded at run time; gpu.c: its records, aggregated;
- * gpu_out.c: the summary's GPU fields and sections) ---- */
+ * summary.c: read for the summary's GPU fields and sections) ---- */
 typedef struct prof_gpu_stat {
     uint64_t n, ns, min, max; /* operations (kernel executions), their total, extremes */
     /* Set for output only (nvtxcorr_prof_gpu_label_stat, _site_stat): the durations'
@@ -299,19 +299,13 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, 
 /* summary.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);
-/* gpu_out.c, called by summary.c while it writes. */
+/* summary.c: GPU time as the summary reports it. */
 int nvtxcorr_prof_gpu_reported(void); /* GPU time is in this summary */
 void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
                                   prof_gpu_stat_t *out);
 /* A site's own GPU operations (the by-kernel view), percentiles included. */
 void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out);
-void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s);
-void nvtxcorr_prof_gpu_json_head(prof_out_t *o);
-void nvtxcorr_prof_gpu_json_totals(prof_out_t *o);
-void nvtxcorr_prof_gpu_json_sections(prof_out_t *o, uint32_t nsites);
-void nvtxcorr_prof_gpu_csv_stat(prof_out_t *o, const prof_gpu_stat_t *s);
-void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites);
-void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites);
+/* out.c: the text tables' cells. */
 void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
 void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
 /* The text tables' layout (docs/profile.md, "CSV and text"; nvtxcorr_report.py the same): a
