@@ -20,10 +20,6 @@
 
 #include "internal.h"
 
-#ifdef NVTXCORR_HAVE_CUPTI
-#include <cupti.h>
-#endif
-
 prof_gpu_t nvtxcorr_prof_gpu;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
 /* This thread holds gpu_lock (it is processing a buffer): an exit on this thread must not
@@ -92,16 +88,6 @@ int nvtxcorr_prof_gpu_init(void)
 void nvtxcorr_prof_gpu_reset(void)
 {
     pthread_mutex_init(&gpu_lock, NULL);
-}
-
-/* Async-signal-safe: a plain copy. */
-void nvtxcorr_prof_gpu_set_partial(const char *why)
-{
-    if (nvtxcorr_prof_gpu_note[0] != 0) return;
-    size_t n = strlen(why);
-    if (n >= sizeof nvtxcorr_prof_gpu_note) n = sizeof nvtxcorr_prof_gpu_note - 1;
-    memcpy(nvtxcorr_prof_gpu_note, why, n);
-    nvtxcorr_prof_gpu_note[n] = 0;
 }
 
 static void add(prof_gpu_stat_t *s, uint64_t ns)
@@ -277,63 +263,35 @@ void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
     nvtxcorr_prof_gpu.dropped += dropped;
 }
 
-#ifdef NVTXCORR_HAVE_CUPTI
+void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
+{
+    if (ext != 0) corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, ext};
+}
+
 /* A graph node that is not a kernel: one site per kind ("[memcpy]", "[memset]"), found once. */
-static op_t node_op(uint32_t corr, uint32_t *site, const char *kind, uint32_t device,
-                    uint32_t stream, uint64_t start, uint64_t end)
+static uint32_t node_site(uint32_t *site, const char *kind)
 {
     if (*site == PROF_NO_LABEL) {
         const nvtxcorr_profile_site_t *s = nvtxcorr_prof_op_site(kind);
         *site = s ? s->id : 0;
     }
-    return (op_t){corr, *site, device, stream, start, end, 1};
+    return *site;
 }
-#endif
 
-void nvtxcorr_prof_gpu_record(const void *record)
+void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *o)
 {
-#ifdef NVTXCORR_HAVE_CUPTI
-    const CUpti_Activity *a = record;
-    op_t op = {0};
-    switch (a->kind) {
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-        const CUpti_ActivityExternalCorrelation *e = record;
-        if (e->externalKind != NVTXCORR_CUPTI_EXTERNAL_KIND || e->externalId == 0) return;
-        corr_map[e->correlationId % CORR_SLOTS] = (corr_slot_t){e->correlationId, e->externalId};
+    uint32_t site;
+    if (o->kind == PROF_GPU_KERNEL)
+        site = site_for_name(o->name ? o->name : "unknown_kernel");
+    else if (!o->graph) /* copies and sets count only as graph nodes: else not launches */
         return;
-    }
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = record;
-        op = (op_t){k->correlationId, site_for_name(k->name ? k->name : "unknown_kernel"),
-                    k->deviceId,      k->streamId,
-                    k->start,         k->end,
-                    k->graphId != 0};
-        break;
-    }
-    /* Copies and sets count only as graph nodes: outside a graph they are not launches. */
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = record;
-        if (m->graphId == 0) return;
-        op = node_op(m->correlationId, &memcpy_site, "[memcpy]", m->deviceId, m->streamId, m->start,
-                     m->end);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = record;
-        if (m->graphId == 0) return;
-        op = node_op(m->correlationId, &memset_site, "[memset]", m->deviceId, m->streamId, m->start,
-                     m->end);
-        break;
-    }
-    default:
-        return;
-    }
+    else if (o->kind == PROF_GPU_MEMCPY)
+        site = node_site(&memcpy_site, "[memcpy]");
+    else
+        site = node_site(&memset_site, "[memset]");
+    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->graph};
     nvtxcorr_prof_gpu.records++;
     operation(&op);
-#else
-    (void)record;
-#endif
 }
 
 /* Kernels that arrived before their correlation: matched now if it has come. */

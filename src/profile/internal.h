@@ -50,10 +50,6 @@ enum { PROF_SPILL = 65536 };
  * (PROF_OTHER_SITE) and graphs under "[other graphs]" (PROF_OTHER_GRAPHS_SITE, a graph site), so
  * every total, graph launches included, stays exact; the summary says how many launches each
  * took (docs/profile.md). */
-/* The external correlation kind nvtxcorr pushes around a launch (cupti.c, gpu.c): CUSTOM2,
- * since PyTorch's profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
-#define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
-
 enum {
     PROF_MAX_SITES = 32768,
     PROF_MAX_GRAPH_SITES = 8192,
@@ -261,11 +257,15 @@ typedef struct prof_gpu {
     uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
 } prof_gpu_t;
 extern prof_gpu_t nvtxcorr_prof_gpu;
-/* 0 off, 1 collecting, 2 until the next launch: CUPTI still to start (at the first launch),
- * or off in a forked child that has not yet said so (its first launch warns). Set to 1 by
- * the thread that started CUPTI, after everything the push needs is in place. */
-extern _Atomic int nvtxcorr_prof_gpu_on;
-extern char nvtxcorr_prof_gpu_note[512]; /* why there is no (or partial) GPU time */
+/* PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start (at the first launch), or off in a forked
+ * child that has not yet said so (its first launch warns). Set to PROF_GPU_COLLECTING by the
+ * thread that started CUPTI, after everything the push needs is in place. */
+typedef enum { PROF_GPU_OFF, PROF_GPU_COLLECTING, PROF_GPU_AT_NEXT_LAUNCH } prof_gpu_state_t;
+extern _Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
+/* Why there is no (or only partial) GPU time, NULL when nothing is to be said; cupti.c owns
+ * it. set_partial: the first reason given stands (async-signal-safe). */
+const char *nvtxcorr_prof_gpu_note(void);
+void nvtxcorr_prof_gpu_set_partial(const char *why);
 void nvtxcorr_prof_gpu_start(void);
 /* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to
  * `tried`). */
@@ -283,9 +283,20 @@ int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
 void nvtxcorr_prof_gpu_reset(void);
-void nvtxcorr_prof_gpu_set_partial(const char *why);
+/* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
+ * begin_buffer and end_buffer. */
+typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;
+typedef struct prof_gpu_op {
+    prof_gpu_op_kind_t kind;
+    const char *name; /* a kernel's, as CUPTI gives it (NULL: unknown) */
+    uint32_t corr, device, stream;
+    uint64_t start, end;
+    int graph; /* a node of a graph replay */
+} prof_gpu_op_t;
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
-void nvtxcorr_prof_gpu_record(const void *record);
+/* CUPTI's correlation id corr was made under nvtxcorr's external id ext. */
+void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext);
+void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *op);
 void nvtxcorr_prof_gpu_end_buffer(void);
 int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
 void nvtxcorr_prof_gpu_finished(int locked);

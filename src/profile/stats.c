@@ -424,12 +424,13 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         }
     }
     pl->ext = 0;
-    int gpu = nvtxcorr_prof_gpu_on;    /* CUPTI: the launch's external correlation id */
-    if (NVTXCORR_UNLIKELY(gpu == 2)) { /* CUPTI starts here, so this launch is measured too */
+    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
+    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
         nvtxcorr_prof_gpu_first_launch();
         gpu = nvtxcorr_prof_gpu_on;
     }
-    if (gpu == 1 && s != NULL && !pl->capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    if (gpu == PROF_GPU_COLLECTING && s != NULL && !pl->capturing)
+        nvtxcorr_prof_gpu_push(pl, s->id);
     /* The launch call alone: everything above (CUPTI's start at the first launch, the
      * correlation push, the range push) is before the clock starts, and what nvtxcorr does
      * inside the call (CUPTI's callbacks) is taken out at the end. */

@@ -154,7 +154,7 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
 /* ---- GPU time per label and kernel (gpu.c aggregates it; here it is read for the rows) ---- */
 int nvtxcorr_prof_gpu_reported(void)
 {
-    return nvtxcorr_prof_gpu_on == 1 && nvtxcorr_prof_gpu.by_kernel != NULL;
+    return nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING && nvtxcorr_prof_gpu.by_kernel != NULL;
 }
 
 static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)

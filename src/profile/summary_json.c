@@ -71,7 +71,7 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_json(o, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
     nvtxcorr_out_str(o, s->gpu ? ", \"gpu_time\": true, \"gpu_time_note\": "
                                : ", \"gpu_time\": false, \"gpu_time_note\": ");
-    nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note[0] ? nvtxcorr_prof_gpu_note : NULL);
+    nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");
     nvtxcorr_out_u64(o, PROF_EXACT);
     nvtxcorr_out_str(o, ", \"sub_buckets\": ");

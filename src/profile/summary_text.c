@@ -174,9 +174,10 @@ static void gpu_head(prof_out_t *o, const uint64_t *tot)
     nvtxcorr_out_str(o, " kernels; ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_GPU_DROPPED]);
     nvtxcorr_out_str(o, " records dropped by CUPTI");
-    if (nvtxcorr_prof_gpu_note[0]) {
+    const char *why = nvtxcorr_prof_gpu_note();
+    if (why) {
         nvtxcorr_out_str(o, "\n(");
-        nvtxcorr_out_str(o, nvtxcorr_prof_gpu_note);
+        nvtxcorr_out_str(o, why);
         nvtxcorr_out_str(o, ")");
     }
     nvtxcorr_prof_cols_fit(&gpu, numbers_width(COLUMNS(gpu_columns)), 1);
