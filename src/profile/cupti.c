@@ -368,7 +368,7 @@ static void __attribute__((noinline, cold)) push_failed(CUptiResult r)
     atomic_store_explicit(&push_error_set, 1, memory_order_release);
     nvtxcorr_prof_say("warn", "GPU time partial: cuptiActivityPushExternalCorrelationId failed (",
                       push_error, "): the kernels of launches it fails for count as uncorrelated",
-                      NULL);
+                      (char *)NULL);
 }
 
 void nvtxcorr_prof_gpu_note_failures(void)

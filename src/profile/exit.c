@@ -88,7 +88,8 @@ static void expand_or_say(const char *pattern, char *out, size_t size, const cha
 {
     out[0] = 0;
     if (pattern && nvtxcorr_prof_expand(pattern, out, size) != 0) {
-        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead, NULL);
+        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead,
+                          (char *)NULL);
         out[0] = 0;
     }
 }

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "names.h"
 
 prof_gpu_t nvtxcorr_prof_gpu;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -140,10 +141,7 @@ static uint32_t site_for_name(const char *name)
 
 static const name_entry_t *site_for_name_slow(const char *name)
 {
-    size_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h %= NAME_BUCKETS;
+    size_t h = (size_t)(nvtxcorr_hash_str(name) % NAME_BUCKETS);
     for (name_entry_t *e = names[h]; e; e = e->next)
         if (!strcmp(e->name, name)) return e;
     /* Bounded whatever the program does: past NAMES_KEPT distinct names (the site table holds
@@ -282,7 +280,7 @@ void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *o)
 {
     uint32_t site;
     if (o->kind == PROF_GPU_KERNEL)
-        site = site_for_name(o->name ? o->name : "unknown_kernel");
+        site = site_for_name(o->name ? o->name : NVTXCORR_UNKNOWN_KERNEL);
     else if (!o->graph) /* copies and sets count only as graph nodes: else not launches */
         return;
     else if (o->kind == PROF_GPU_MEMCPY)

@@ -200,7 +200,7 @@ size_t nvtxcorr_utf8_len(const char *s);
 size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s);
 /* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */
-void nvtxcorr_prof_say(const char *level, ...);
+void nvtxcorr_prof_say(const char *level, ...) __attribute__((sentinel));
 const char *nvtxcorr_prof_strerror(int err);
 /* Sorts v[0, n) so that before(v[i], v[i + 1]) or neither is before the other; no allocation,
  * so the signal path may use it. */

@@ -49,10 +49,7 @@ static entry_t *site_buckets[BUCKETS], *label_buckets[BUCKETS];
 
 static size_t hash(const char *s)
 {
-    size_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h % BUCKETS;
+    return (size_t)(nvtxcorr_hash_str(s) % BUCKETS);
 }
 
 static void *lookup(entry_t **buckets, const char *key)
@@ -125,7 +122,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
             nvtxcorr_prof_say("warn",
                               "profile: more than 8191 distinct graph labels; the others are "
                               "counted under [other graphs]",
-                              NULL);
+                              (char *)NULL);
     } else if (n >= PROF_MAX_SITES) {
         static int warned[2];
         if (!warned[graph]++)
@@ -134,7 +131,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
                                       "labels; the other graphs are counted under [other graphs]"
                                     : "profile: more than 32766 distinct kernels and graph "
                                       "labels; the other kernels are counted under [other]",
-                              NULL);
+                              (char *)NULL);
     } else {
         return NULL;
     }
@@ -250,7 +247,7 @@ static void site_slow_here(void *arg)
         int named = key && (kind == NVTXCORR_PROFILE_HOST
                                 ? nvtxcorr_host_name(key, raw, sizeof raw)
                                 : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
-        if (!named) snprintf(raw, sizeof raw, "unknown_kernel");
+        if (!named) snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
         nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
         /* A label that could not be made (out of memory) still counts under the kernel's
          * default label text. */

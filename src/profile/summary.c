@@ -506,7 +506,7 @@ void nvtxcorr_prof_summary_write(void)
             nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
                               err == EEXIST ? "; not overwritten, summary printed to stderr instead"
                                             : "; summary printed to stderr instead",
-                              NULL);
+                              (char *)NULL);
         nvtxcorr_out_open(&out, STDERR_FILENO, 0);
         write_summary(&nvtxcorr_prof_text_writer, &out, &sum, nl, nk, nsites);
         nvtxcorr_out_flush(&out);
@@ -542,7 +542,7 @@ void nvtxcorr_prof_summary_write(void)
         unlink(path);
         nvtxcorr_prof_say("error", path, ": write failed: ", nvtxcorr_prof_strerror(err),
                           "; the part written was removed, summary printed to stderr instead",
-                          NULL);
+                          (char *)NULL);
         nvtxcorr_out_open(&out, STDERR_FILENO, 0);
         write_summary(&nvtxcorr_prof_text_writer, &out, &sum, nl, nk, nsites);
         nvtxcorr_out_flush(&out);
