@@ -60,14 +60,10 @@ typedef struct open_replay {
 static open_replay_t open_replays[OPEN_REPLAYS];
 static uint64_t use_clock;
 
-typedef struct name_entry {
-    struct name_entry *next;
-    uint32_t site;
-    char name[];
-} name_entry_t;
-static name_entry_t *names[NAME_BUCKETS];
+/* CUPTI's kernel names -> their site (NULL: [other], site 0), at most NAMES_KEPT. */
+static prof_intern_entry_t *name_buckets[NAME_BUCKETS];
+static prof_intern_t names = {name_buckets, NAME_BUCKETS, 0};
 enum { NAMES_KEPT = 4 * PROF_MAX_SITES };
-static size_t name_count; /* entries in names, at most NAMES_KEPT */
 static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
 
 int nvtxcorr_prof_gpu_init(void)
@@ -119,7 +115,7 @@ static struct {
 
 typedef struct site_job {
     const char *name;
-    const nvtxcorr_profile_site_t *site;
+    nvtxcorr_profile_site_t *site;
 } site_job_t;
 
 static void kernel_site_here(void *arg)
@@ -128,39 +124,36 @@ static void kernel_site_here(void *arg)
     job->site = nvtxcorr_prof_kernel_site(job->name);
 }
 
-static const name_entry_t *site_for_name_slow(const char *name);
+static uint32_t site_of(const prof_intern_entry_t *e)
+{
+    const nvtxcorr_profile_site_t *s = e->value;
+    return s ? s->id : 0;
+}
+
+static const prof_intern_entry_t *site_for_name_slow(const char *name);
 static uint32_t site_for_name(const char *name)
 {
     size_t i = ((uintptr_t)name >> 3) % NAME_CACHE;
     if (name_cache[i].ptr == name && !strcmp(name_cache[i].copy, name)) return name_cache[i].site;
-    const name_entry_t *e = site_for_name_slow(name);
+    const prof_intern_entry_t *e = site_for_name_slow(name);
     if (e == NULL) return 0;
-    name_cache[i].ptr = name, name_cache[i].copy = e->name, name_cache[i].site = e->site;
-    return e->site;
+    name_cache[i].ptr = name, name_cache[i].copy = e->key, name_cache[i].site = site_of(e);
+    return site_of(e);
 }
 
-static const name_entry_t *site_for_name_slow(const char *name)
+static const prof_intern_entry_t *site_for_name_slow(const char *name)
 {
-    size_t h = (size_t)(nvtxcorr_hash_str(name) % NAME_BUCKETS);
-    for (name_entry_t *e = names[h]; e; e = e->next)
-        if (!strcmp(e->name, name)) return e;
+    const prof_intern_entry_t *e = nvtxcorr_prof_intern_find(&names, name);
+    if (e) return e;
     /* Bounded whatever the program does: past NAMES_KEPT distinct names (the site table holds
      * fewer), a new name counts under [other] (site 0) without being kept. */
-    if (name_count >= NAMES_KEPT) return NULL;
+    if (names.count >= NAMES_KEPT) return NULL;
     /* Demangling and matching are deep, and CUPTI may give a buffer back on a program thread
      * with a small stack: on the slow-path stack, as a launch's first sight of a kernel. */
     site_job_t job = {name, NULL};
     nvtxcorr_on_slow_stack(kernel_site_here, &job);
-    const nvtxcorr_profile_site_t *s = job.site;
-    size_t len = strlen(name);
-    name_entry_t *e = malloc(sizeof *e + len + 1);
-    if (e == NULL) return NULL; /* counted under [other] (site 0) */
-    e->site = s ? s->id : 0;
-    memcpy(e->name, name, len + 1);
-    e->next = names[h];
-    names[h] = e;
-    name_count++;
-    return e;
+    /* Out of memory: counted under [other] (site 0). */
+    return nvtxcorr_prof_intern_add(&names, name, job.site);
 }
 
 static void replay_done(const open_replay_t *r)

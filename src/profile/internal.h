@@ -119,6 +119,20 @@ extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
 extern _Atomic unsigned nvtxcorr_prof_generation; /* 0, then +1 in each forked child */
 extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
 prof_thread_t *nvtxcorr_prof_thread_attach(void);
+/* intern.c: string-keyed tables (stats.c's sites and labels, gpu.c's CUPTI kernel names):
+ * chained, `nbuckets` fixed, entries never removed; the caller locks. */
+typedef struct prof_intern_entry {
+    struct prof_intern_entry *next;
+    void *value;
+    char key[];
+} prof_intern_entry_t;
+typedef struct prof_intern {
+    prof_intern_entry_t **buckets; /* [nbuckets] */
+    size_t nbuckets, count;
+} prof_intern_t;
+const prof_intern_entry_t *nvtxcorr_prof_intern_find(const prof_intern_t *t, const char *key);
+/* Adds key (copied) -> value; NULL when out of memory. */
+const prof_intern_entry_t *nvtxcorr_prof_intern_add(prof_intern_t *t, const char *key, void *value);
 /* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
 void *nvtxcorr_prof_zalloc(size_t size);
 
