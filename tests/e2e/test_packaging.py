@@ -82,7 +82,7 @@ def run_demo(env, launcher):
 @scenario
 def test_version(env):
     want = cmake_version()
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     out = subprocess.run([launcher, "--version"], capture_output=True, text=True)
     check(out.returncode == 0 and out.stdout == f"nvtxcorr {want}\n", f"{out!r}")
     run = env.run([env.prog("scn_driver"), "direct"], env={"NVTXCORR_LOG": "info"})
@@ -96,8 +96,10 @@ def test_version(env):
 @scenario
 def test_doctor(env):
     """On a machine without a driver: one line per item with its verdict, and exit 0."""
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
-    lib = os.path.realpath(os.path.join(env.build, "lib", "libnvtxcorr.so"))
+    launcher = env.launcher
+    # The launcher resolves the directory it finds the library in, not the file.
+    lib = os.path.join(os.path.realpath(os.path.join(os.path.dirname(env.launcher), "..", "lib")),
+                       "libnvtxcorr.so")
 
     def doctor(*args, extra=None):
         e = {k: v for k, v in os.environ.items()

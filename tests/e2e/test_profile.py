@@ -13,7 +13,7 @@ import subprocess
 import tempfile
 import time
 
-from harness import check, peak_rss, scenario
+from harness import check, lift_memory_limit, peak_rss, scenario
 
 HOST = socket.gethostname()
 
@@ -414,7 +414,8 @@ def test_trace_sigkill(env):
               "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
               "NVTXCORR_TRACE": path})
     p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lift_memory_limit if env.preload_first else None)
     deadline = time.time() + 60
     while time.time() < deadline and (not os.path.exists(path) or
                                       os.path.getsize(path) < 300000):
@@ -431,7 +432,7 @@ def test_trace_sigkill(env):
 
 # ---- nvtxcorr stat / nvtxcorr report ----------------------------------------------------------
 def launcher(env):
-    return os.path.join(env.build, "bin", "nvtxcorr")
+    return env.launcher
 
 
 def stat_run(env, argv, extra_args=(), extra_env=None, rc=0):
