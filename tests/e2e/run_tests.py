@@ -55,17 +55,18 @@ def failure_file(env, name):
     return path
 
 
-def report_failure(env, name, text):
-    """FAIL name: the first FAIL_LINES lines of text (each cut to LINE_CHARS), the rest in a
-    file."""
+def report_failure(env, name, text, first=True):
+    """FAIL name: the first FAIL_LINES lines of text (each cut to LINE_CHARS; 3 after the
+    run's first failure), the rest in a file."""
     lines = text.rstrip("\n").split("\n")
+    keep = FAIL_LINES if first else 3
     shown = [line if len(line) <= LINE_CHARS else line[:LINE_CHARS] + " [...]"
-             for line in lines[:FAIL_LINES]]
+             for line in lines[:keep]]
     print(f"FAIL {name}: " + "\n".join(shown))
     path = failure_file(env, name)
     with open(path, "w", encoding="utf-8", errors="replace") as f:
         f.write(f"FAIL {name}: {text}")
-    cut = len(lines) > FAIL_LINES or any(len(line) > LINE_CHARS for line in lines[:FAIL_LINES])
+    cut = len(lines) > keep or any(len(line) > LINE_CHARS for line in lines[:keep])
     print(f"  {'... ' if cut else ''}full text: {path}")
 
 
@@ -95,6 +96,9 @@ def main():
     env = harness.Env(args.build)
     names = [n for n in (args.names or sorted(harness.SCENARIOS)) if n not in args.skip]
     passed = failed = skipped = 0
+    failures = []
+    # A run of many scenarios (the instrumented ones) prints only what did not pass.
+    quiet = len(names) > 1
     # The scenarios' own scratch directories (tempfile in the test code) go in scratch/, which
     # is removed at the end; TMPDIR for everything they run is the empty tmp/ beside it.
     private = tempfile.mkdtemp(prefix="nvtxcorr-e2e-")
@@ -114,7 +118,8 @@ def main():
                 fn(env)
                 litter = left_behind(tmp)
                 harness.check(not litter, f"left behind in TMPDIR: {litter}")
-                print(f"PASS {name}")
+                if not quiet:
+                    print(f"PASS {name}")
                 passed += 1
             except harness.Skip as e:
                 left_behind(tmp)
@@ -125,12 +130,14 @@ def main():
                 text = str(e)
                 if not isinstance(e, AssertionError):
                     text += "\n" + traceback.format_exc()
-                report_failure(env, name, text)
+                report_failure(env, name, text, first=not failures)
+                failures.append(name)
                 failed += 1
     finally:
         env.close()
         shutil.rmtree(private, ignore_errors=True)
-    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+    print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else "") +
+          (f": {' '.join(failures)}" if failures else ""))
     return 1 if failed else 0
 
 
