@@ -324,3 +324,38 @@ def test_deb_and_tgz(env):
         v = subprocess.run([launcher, "--version"], capture_output=True, text=True)
         check(v.stdout == f"nvtxcorr {want}\n", f"{v.stdout}{v.stderr}")
         run_demo(env, launcher)
+
+
+def source_copy(dest):
+    """The clone's files (tracked, and untracked but not ignored) copied to dest."""
+    p = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                        "--exclude-standard"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Skip("not a git clone: cannot list its files")
+    for rel in filter(None, p.stdout.split("\0")):
+        if os.path.isfile(os.path.join(ROOT, rel)):
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(dest, rel))
+
+
+@scenario
+def test_demo_after_package_route(env):
+    """scripts/demo in a clone whose build/ was configured by the package route
+    (-DNVTXCORR_BUILD_TESTS=OFF) switches the test targets back on instead of failing with
+    "No rule to make target 'demo_infer'"."""
+    if not os.path.isfile("/usr/local/cuda/include/cuda.h"):
+        raise Skip("scripts/demo needs the CUDA toolkit's headers at /usr/local/cuda")
+    with open(os.path.join(env.build, "CMakeCache.txt")) as f:
+        python = re.search(r"^Python3_EXECUTABLE:\w+=(.*)$", f.read(), re.M)[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "nvtxcorr")
+        source_copy(src)
+        p = subprocess.run(["cmake", "-S", src, "-B", os.path.join(src, "build"),
+                            "-DNVTXCORR_BUILD_TESTS=OFF", f"-DPython3_EXECUTABLE={python}"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"package route configure: {p.stdout}{p.stderr}")
+        p = subprocess.run([os.path.join(src, "scripts", "demo")], capture_output=True,
+                           text=True, timeout=300)
+        check(p.returncode == 0 and "nvtxcorr: profile of pid" in p.stdout and
+              "by kernel label" in p.stdout, f"scripts/demo: rc {p.returncode}\n"
+              f"{p.stdout[-1500:]}{p.stderr[-1500:]}")
