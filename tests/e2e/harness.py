@@ -123,7 +123,8 @@ class Env:
         if unpreloadable(self.build) or unpreloadable(self.lib):
             self.front = tempfile.mkdtemp(prefix="nvtxcorr-front-")
             check(not unpreloadable(self.front), f"TMPDIR has a space or colon: {self.front}")
-            for sub in ("bin", "lib", "lib-sanitized", "lib-tsan", "libexec", self.bin):
+            for sub in ("bin", "lib", "lib-sanitized", "lib-tsan", "libexec", "share",
+                        self.bin):
                 for d, _, files in os.walk(os.path.join(self.build, sub)):
                     mirror = os.path.join(self.front, os.path.relpath(d, self.build))
                     os.makedirs(mirror, exist_ok=True)

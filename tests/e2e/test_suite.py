@@ -69,7 +69,8 @@ def test_suite_failure_output(env):
         p = subprocess.run([sys.executable, RUNNER, "--build", env.build, name], env=e,
                            capture_output=True, text=True, timeout=60)
         lines = p.stdout.splitlines()
-        check(p.returncode == 1 and lines[-1] == f"0 passed, 1 failed: {name}", f"{name}: {p.stdout}")
+        check(p.returncode == 1 and lines[-1] == f"0 passed, 1 failed: {name}",
+              f"{name}: {p.stdout}")
         check(len(lines) <= BUDGET_LINES and max(map(len, lines)) < 400,
               f"{name}: {len(lines)} lines:\n{p.stdout[:3000]}")
         m = re.search(r"full text: (.*\.txt)$", p.stdout, re.M)
