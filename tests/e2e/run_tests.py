@@ -126,10 +126,18 @@ def main():
                 print(f"SKIP {name}: skipped: {e}")
                 skipped += 1
             except Exception as e:  # noqa: BLE001 - report every failure, keep going
-                left_behind(tmp)
-                text = str(e)
+                text = str(e) or type(e).__name__
                 if not isinstance(e, AssertionError):
                     text += "\n" + traceback.format_exc()
+                # The scenario's frames go now (with those of the exceptions it chained): after
+                # a MemoryError (MEMORY_LIMIT) they hold what filled the address space, and
+                # nothing after could run.
+                chained = e
+                while chained is not None:
+                    traceback.clear_frames(chained.__traceback__)
+                    chained = chained.__context__
+                del e, chained
+                left_behind(tmp)
                 report_failure(env, name, text, first=not failures)
                 failures.append(name)
                 failed += 1
