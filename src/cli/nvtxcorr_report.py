@@ -780,6 +780,18 @@ def cmd_stat(args):
     if os.environ.get("NVTXCORR_PROFILE"):
         say("warn", "NVTXCORR_PROFILE is not used by stat (-o FILE keeps the summary)")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
+    try:
+        return run_stat(args, cmd, tmp)
+    finally:
+        # Also when the command cannot start or the output cannot be written: the directory
+        # goes, unless a summary is still in it (never deleted behind the user's back).
+        try:
+            os.rmdir(tmp)
+        except OSError:
+            pass
+
+
+def run_stat(args, cmd, tmp):
     env = dict(os.environ)
     env["LD_PRELOAD"] = args.library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["NVTXCORR"] = "1"
@@ -830,7 +842,6 @@ def cmd_stat(args):
     if not keep:
         for f in files:
             os.unlink(f)
-        os.rmdir(tmp)
     return status
 
 
