@@ -11,7 +11,7 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
+  core.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handles.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
