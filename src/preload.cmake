@@ -53,7 +53,8 @@ install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
 # e2e.sanitized). It is built without the x86-64 entry stubs, so the portable C entry points
 # that other architectures use are tested too. GCC only: it links the runtimes into a shared
 # object.
-if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+   AND NOT NVTXCORR_SANITIZE)
   get_target_property(_labels_sources nvtxcorr_labels SOURCES)
   list(TRANSFORM _labels_sources PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/labels/)
   nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
@@ -67,7 +68,8 @@ endif()
 # The same library built with ThreadSanitizer (label code included), for the tests: the whole
 # end-to-end suite runs against it with libtsan preloaded first (CTest e2e.tsan). Hooks run on
 # every thread of the host process, and the scenarios launch from many threads at once.
-if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+   AND NOT NVTXCORR_SANITIZE)
   nvtxcorr_preload_library(nvtxcorr_tsan ${CMAKE_BINARY_DIR}/lib-tsan
     ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
   target_compile_options(nvtxcorr_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
