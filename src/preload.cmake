@@ -11,8 +11,8 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  core.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
-  handles.c emit.c kernels.c graphs.c capture.c slowstack.c
+  init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
+  handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
   profile/sigaction.c profile/pages.c profile/histogram.c
@@ -80,7 +80,7 @@ endif()
 # map, the cuGetProcAddress version choice, JSON escaping and the histogram, compiled as the
 # library compiles them and linked into a program without preloading anything.
 if(NVTXCORR_BUILD_TESTS)
-  add_library(nvtxcorr_core_units OBJECT handles.c procaddr.c resolve.c driver.c
+  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
     profile/out.c profile/histogram.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
     ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include

@@ -1,5 +1,5 @@
 /* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
- * not exercise: initialisation (core.c), settings (config.c), diagnostics (log.c), glibc's
+ * not exercise: initialisation (init.c), settings (config.c), diagnostics (log.c), glibc's
  * dlsym behind our override (dlsym.c) and the hooks themselves (their hidden aliases, one
  * per row of hooks.def, used by resolve.c's table only as addresses). */
 #define _GNU_SOURCE
