@@ -28,6 +28,18 @@ def outputs(log_text):
     return tests
 
 
+def fallback(log_text, name):
+    """The output after the test's own header, when the whole record did not parse (a record
+    cut short, or another test's lines inside it)."""
+    at = log_text.find(f" Test: {name}\n")
+    start = log_text.find("Output:\n", at) if at >= 0 else -1
+    if start < 0:
+        return "", ""
+    start = log_text.find("\n", log_text.find("\n", start) + 1) + 1  # past the dashes
+    end = log_text.find("<end of output>", start)
+    return log_text[start:end if end >= 0 else len(log_text)], ""
+
+
 def main(argv):
     if len(argv) != 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
@@ -38,14 +50,19 @@ def main(argv):
             failed = [line.strip().split(":", 1)[-1] for line in f if line.strip()]
         with open(os.path.join(temporary, "LastTest.log"), encoding="utf-8",
                   errors="replace") as f:
-            logged = outputs(f.read())
+            log_text = f.read()
+        logged = outputs(log_text)
     except OSError as e:
         print(f"ctest_failures: {e}", file=sys.stderr)
         return 1
     out_dir = os.path.join(argv[1], "Testing", "failures")
     os.makedirs(out_dir, exist_ok=True)
     for name in failed:
-        text, status = logged.get(name, ("", ""))
+        text, status = logged.get(name) or fallback(log_text, name)
+        if not text.strip():
+            print(f"--- {name} failed; no output of it found in {temporary}/LastTest.log: "
+                  f"(cd {argv[1]} && ctest -R '^{re.escape(name)}$' --output-on-failure)")
+            continue
         path = os.path.join(out_dir, f"{name}.txt")
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)

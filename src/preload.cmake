@@ -11,12 +11,12 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
-  handles.c emit.c kernels.c graphs.c capture.c slowstack.c
+  init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
+  handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/stats.c profile/intern.c profile/clock.c profile/out.c profile/summary.c
   profile/summary_json.c profile/summary_csv.c profile/summary_text.c profile/trace.c
-  profile/exit.c profile/sigaction.c profile/pages.c
+  profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)
 
@@ -75,4 +75,21 @@ if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID S
     ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
   target_compile_options(nvtxcorr_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(nvtxcorr_tsan PRIVATE -fsanitize=thread)
+endif()
+
+# The core's pure pieces as objects of their own, for the unit tests (tests/unit): the handle
+# map, the cuGetProcAddress version choice, JSON escaping and the histogram, compiled as the
+# library compiles them and linked into a program without preloading anything.
+if(NVTXCORR_BUILD_TESTS)
+  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
+    profile/out.c profile/histogram.c)
+  target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
+    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
+    ${PROJECT_BINARY_DIR}/include)
+  target_include_directories(nvtxcorr_core_units SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(nvtxcorr_core_units PRIVATE -fno-semantic-interposition
+    -Wno-deprecated-declarations)
+  target_link_libraries(nvtxcorr_core_units PUBLIC CUDA::nvtx3 ${CMAKE_DL_LIBS}
+    Threads::Threads)
+  nvtxcorr_target_flags(nvtxcorr_core_units)
 endif()

@@ -19,7 +19,7 @@
  * inside nvtxcorr (its depth is nonzero: a launch, a hook, CUPTI's buffer callbacks, the fork
  * handlers), holding a lock that this thread will never release. The exit path then takes
  * the signal path below: no lock is waited for (the GPU lock is only tried, map writers skip,
- * handles.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
+ * handle_map.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
  * this thread was inside GPU record processing (gpu.c), whose lock the flush needs.
  *
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c

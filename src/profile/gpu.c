@@ -249,7 +249,7 @@ static void operation(const op_t *op)
 
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 {
-    gpu_held = 1; /* before the lock, cleared after it, as in handles.c */
+    gpu_held = 1; /* before the lock, cleared after it, as in handle_map.c */
     pthread_mutex_lock(&gpu_lock);
     nvtxcorr_prof_gpu.dropped += dropped;
 }

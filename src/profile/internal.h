@@ -321,7 +321,7 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
                              uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
-/* summary.c: a percentile of a histogram of n values within [min, max]. */
+/* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);
 /* summary.c: GPU time as the summary reports it. */
