@@ -1,7 +1,21 @@
 # Documentation in the install tree, and the .deb and .tar.gz made from that same tree by
 # CPack (`cpack -G "DEB;TGZ"` in the build directory). The .deb installs under /usr: the
 # launcher finds ../lib/libnvtxcorr.so and ../libexec/nvtxcorr/nvtxcorr-tool next to itself.
-install(FILES README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
+# The licence as Debian policy wants it (a machine-readable copyright file, whose License field
+# is the SPDX identifier), for the .deb and, the same tree, the .tar.gz.
+set(NVTXCORR_LICENSE Apache-2.0) # SPDX; also pyproject.toml's `license`
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/copyright CONTENT [=[
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: nvtxcorr
+
+Files: *
+Copyright: nvtxcorr contributors
+License: @NVTXCORR_LICENSE@
+ The full text is in LICENSE beside this file (on Debian also in
+ /usr/share/common-licenses/Apache-2.0).
+]=] @ONLY)
+install(FILES ${PROJECT_BINARY_DIR}/copyright DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}
   FILES_MATCHING PATTERN "*.md" PATTERN "labels" EXCLUDE)
 
@@ -16,6 +30,7 @@ set(CPACK_PACKAGE_DESCRIPTION "nvtxcorr is an LD_PRELOAD library and launcher th
 every CUDA kernel launch and graph launch in an NVTX range named after the kernel (or a label \
 from a label table), so Nsight Systems and Nsight Compute timelines read as the model's \
 operations. It needs no rebuild of the application and loads no CUDA library itself.")
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
 set(CPACK_GENERATOR "DEB;TGZ")
 set(CPACK_SOURCE_GENERATOR "")
 set(CPACK_PACKAGE_FILE_NAME
@@ -23,6 +38,8 @@ set(CPACK_PACKAGE_FILE_NAME
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# glibc 2.34: libnvtxcorr.so defines dlsym with the GLIBC_2.34 version to interpose it.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34)")
+# glibc 2.34: libnvtxcorr.so defines dlsym with the GLIBC_2.34 version to interpose it. Python
+# 3.8 (pyproject.toml's requires-python): `nvtxcorr stat` and `report` are nvtxcorr_report.py.
+# e2e.deb-and-tgz proves the list against what the shipped files need (ldd, #! lines, dpkg -S).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), python3 (>= 3.8)")
 include(CPack)

@@ -34,13 +34,9 @@ typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);
 
 static int stream_capturing(const void *stream, int ptsz)
 {
-    static is_capturing_fn _Atomic fns[2];
-    is_capturing_fn fn = atomic_load_explicit(&fns[ptsz], memory_order_acquire);
-    if (fn == NULL) {
-        fn = (is_capturing_fn)nvtxcorr_driver_entry("cuStreamIsCapturing", 10000, ptsz);
-        if (fn == NULL) return 0;
-        atomic_store_explicit(&fns[ptsz], fn, memory_order_release);
-    }
+    is_capturing_fn fn = (is_capturing_fn)nvtxcorr_cuda_fn(
+        ptsz ? NVTXCORR_CUDA_cuStreamIsCapturing_ptsz : NVTXCORR_CUDA_cuStreamIsCapturing);
+    if (fn == NULL) return 0;
     CUstreamCaptureStatus status = CU_STREAM_CAPTURE_STATUS_NONE;
     return fn((CUstream)stream, &status) == CUDA_SUCCESS &&
            status == CU_STREAM_CAPTURE_STATUS_ACTIVE;

@@ -52,14 +52,6 @@ typedef struct interned {
 static interned_t **buckets;
 static size_t bucket_count, label_count;
 
-static size_t hash_text(const char *s)
-{
-    size_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h;
-}
-
 /* The ready-to-push attributes of a label whose text lives at `text` (not copied). */
 static void fill(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
                  uint32_t category, int skip)
@@ -103,7 +95,7 @@ static void grow(void)
     for (size_t i = 0; i < bucket_count; i++)
         for (interned_t *e = buckets[i], *next; e; e = next) {
             next = e->next;
-            size_t b = hash_text(e->label.text) & (n - 1);
+            size_t b = (size_t)nvtxcorr_hash_str(e->label.text) & (n - 1);
             e->next = nb[b];
             nb[b] = e;
         }
@@ -123,7 +115,7 @@ const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uin
         pthread_mutex_unlock(&lock);
         return NULL;
     }
-    size_t b = hash_text(text) & (bucket_count - 1);
+    size_t b = (size_t)nvtxcorr_hash_str(text) & (bucket_count - 1);
     interned_t *e;
     for (e = buckets[b]; e; e = e->next)
         if (e->label.skip == skip && e->color_key == color_key && e->category == cat &&

@@ -65,23 +65,13 @@ typedef CUresult (*node_type_fn)(CUgraphNode, CUgraphNodeType *);
 typedef CUresult (*kernel_params_fn)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
 typedef CUresult (*child_graph_fn)(CUgraphNode, CUgraph *);
 
-static struct {
+/* The driver's graph queries, for one walk (driver.c resolves each once). */
+typedef struct graph_queries {
     get_nodes_fn get_nodes;
     node_type_fn node_type;
     kernel_params_fn kernel_params;
     child_graph_fn child_graph;
-} drv;
-static pthread_once_t drv_once = PTHREAD_ONCE_INIT;
-
-static void resolve_driver(void)
-{
-    drv.get_nodes = (get_nodes_fn)nvtxcorr_driver_entry("cuGraphGetNodes", 10000, 0);
-    drv.node_type = (node_type_fn)nvtxcorr_driver_entry("cuGraphNodeGetType", 10000, 0);
-    drv.kernel_params =
-        (kernel_params_fn)nvtxcorr_driver_entry("cuGraphKernelNodeGetParams", 12000, 0);
-    drv.child_graph =
-        (child_graph_fn)nvtxcorr_driver_entry("cuGraphChildGraphNodeGetGraph", 10000, 0);
-}
+} graph_queries_t;
 
 typedef struct kernel_node {
     const char *base;  /* into names: an offset until top_kernels, then a pointer */
@@ -140,29 +130,29 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     c->kernels++;
 }
 
-static void walk(contents_t *c, CUgraph g, int depth)
+static void walk(contents_t *c, const graph_queries_t *q, CUgraph g, int depth)
 {
     size_t n = 0;
-    if (depth > 8 || drv.get_nodes == NULL || drv.get_nodes(g, NULL, &n) != CUDA_SUCCESS || !n)
+    if (depth > 8 || q->get_nodes == NULL || q->get_nodes(g, NULL, &n) != CUDA_SUCCESS || !n)
         return;
     CUgraphNode *nodes = calloc(n, sizeof *nodes);
-    if (nodes == NULL || drv.get_nodes(g, nodes, &n) != CUDA_SUCCESS) {
+    if (nodes == NULL || q->get_nodes(g, nodes, &n) != CUDA_SUCCESS) {
         free(nodes);
         return;
     }
     for (size_t i = 0; i < n; i++) {
         CUgraphNodeType type;
         c->nodes++;
-        if (drv.node_type == NULL || drv.node_type(nodes[i], &type) != CUDA_SUCCESS) continue;
-        if (type == CU_GRAPH_NODE_TYPE_KERNEL && drv.kernel_params) {
+        if (q->node_type == NULL || q->node_type(nodes[i], &type) != CUDA_SUCCESS) continue;
+        if (type == CU_GRAPH_NODE_TYPE_KERNEL && q->kernel_params) {
             CUDA_KERNEL_NODE_PARAMS_v2 p;
             memset(&p, 0, sizeof p);
-            if (drv.kernel_params(nodes[i], &p) == CUDA_SUCCESS)
+            if (q->kernel_params(nodes[i], &p) == CUDA_SUCCESS)
                 add_kernel(c, p.func ? (const void *)p.func : (const void *)p.kern, &p);
-        } else if (type == CU_GRAPH_NODE_TYPE_GRAPH && drv.child_graph) {
+        } else if (type == CU_GRAPH_NODE_TYPE_GRAPH && q->child_graph) {
             CUgraph child = NULL;
-            if (drv.child_graph(nodes[i], &child) == CUDA_SUCCESS && child)
-                walk(c, child, depth + 1);
+            if (q->child_graph(nodes[i], &child) == CUDA_SUCCESS && child)
+                walk(c, q, child, depth + 1);
         }
     }
     free(nodes);
@@ -272,9 +262,14 @@ static void announce(const char *verb, const nvtxcorr_graph_keys_t *keys, const 
 /* Reads the graph's contents, labels `exec` from them and announces it. */
 static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int updated)
 {
-    pthread_once(&drv_once, resolve_driver);
+    const graph_queries_t q = {
+        (get_nodes_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphGetNodes),
+        (node_type_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphNodeGetType),
+        (kernel_params_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphKernelNodeGetParams_v2),
+        (child_graph_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphChildGraphNodeGetGraph),
+    };
     contents_t c = {.sig = 2166136261u};
-    walk(&c, graph, 0);
+    walk(&c, &q, graph, 0);
     top_entry_t top[3] = {{0}};
     unsigned ntop = top_kernels(&c, top);
 

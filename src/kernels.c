@@ -27,7 +27,12 @@ typedef CUresult (*get_name_fn)(const char **, void *);
 static nvtxcorr_map_t tracked_names; /* CUfunction / CUkernel -> strdup'ed name */
 static nvtxcorr_map_t aliases;       /* CUfunction -> the CUkernel it came from */
 
-static get_name_fn driver_name_fn(int kernel);
+/* cuFuncGetName or cuKernelGetName (CUDA 12.3+ drivers), or NULL. */
+static get_name_fn driver_name_fn(int kernel)
+{
+    return (get_name_fn)nvtxcorr_cuda_fn(kernel ? NVTXCORR_CUDA_cuKernelGetName
+                                                : NVTXCORR_CUDA_cuFuncGetName);
+}
 
 void nvtxcorr_track_name(const void *handle, const char *name)
 {
@@ -61,18 +66,6 @@ void nvtxcorr_forget_functions(void)
     nvtxcorr_profile_forget_all(NVTXCORR_PROFILE_HOST);
 }
 
-static get_name_fn driver_name_fn(int kernel)
-{
-    static get_name_fn _Atomic fns[2];
-    static _Atomic int tried[2];
-    if (!atomic_load_explicit(&tried[kernel], memory_order_acquire)) {
-        void *p = nvtxcorr_driver_entry(kernel ? "cuKernelGetName" : "cuFuncGetName", 12030, 0);
-        atomic_store_explicit(&fns[kernel], (get_name_fn)p, memory_order_relaxed);
-        atomic_store_explicit(&tried[kernel], 1, memory_order_release);
-    }
-    return atomic_load_explicit(&fns[kernel], memory_order_relaxed);
-}
-
 static int copy_name(const char *name, char *buf, size_t size)
 {
     if (name == NULL) return -1;
@@ -99,10 +92,11 @@ static int host_name_unguarded(const void *func, char *buf, size_t size)
 {
     typedef cudaError_t (*func_get_name_fn)(const char **, const void *);
     typedef cudaError_t (*func_by_symbol_fn)(cudaFunction_t *, const void *);
-    func_get_name_fn get_name = (func_get_name_fn)nvtxcorr_find_real("cudaFuncGetName");
+    func_get_name_fn get_name = (func_get_name_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cudaFuncGetName);
     const char *name = NULL;
     if (get_name && get_name(&name, func) == cudaSuccess && name) return copy_name(name, buf, size);
-    func_by_symbol_fn by_symbol = (func_by_symbol_fn)nvtxcorr_find_real("cudaGetFuncBySymbol");
+    func_by_symbol_fn by_symbol =
+        (func_by_symbol_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cudaGetFuncBySymbol);
     cudaFunction_t f = NULL;
     if (by_symbol && by_symbol(&f, func) == cudaSuccess && f &&
         nvtxcorr_function_name(f, buf, size) == 0)
@@ -119,8 +113,8 @@ static int host_name_unguarded(const void *func, char *buf, size_t size)
 int nvtxcorr_host_name(const void *func, char *buf, size_t size)
 {
     typedef cudaError_t (*last_error_fn)(void);
-    last_error_fn peek = (last_error_fn)nvtxcorr_find_real("cudaPeekAtLastError");
-    last_error_fn get = (last_error_fn)nvtxcorr_find_real("cudaGetLastError");
+    last_error_fn peek = (last_error_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cudaPeekAtLastError);
+    last_error_fn get = (last_error_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cudaGetLastError);
     cudaError_t before = peek ? peek() : cudaErrorUnknown;
     int r = host_name_unguarded(func, buf, size);
     if (before == cudaSuccess && get && peek() != cudaSuccess) get();

@@ -138,9 +138,50 @@ int nvtxcorr_hand_out_hooks(void);
  * version < 0 means the requested ABI version is unknown (cudaGetDriverEntryPoint). */
 void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long long flags,
                            void *fn);
-/* A driver entry point for our own use (names, capture queries, graph contents), through
- * the real cuGetProcAddress_v2; NULL if the driver lacks it. */
-void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz);
+/* A driver entry point by name, through the real cuGetProcAddress_v2, uncached; NULL if the
+ * driver lacks it or is not loaded (driver.c). For the fixed set nvtxcorr uses itself, see
+ * nvtxcorr_cuda_fn. */
+void *nvtxcorr_driver_lookup(const char *public_name, int version, int ptsz);
+
+/* ---- the CUDA calls nvtxcorr makes for itself (driver.c) ----
+ * One row each: id, the public name, the ABI version asked of cuGetProcAddress (0: a runtime
+ * function, found by name with nvtxcorr_find_real), and whether the per-thread-default-stream
+ * variant is wanted. None of them is hooked (hooks.def), so what the driver or the runtime
+ * answers is the real function. */
+#define NVTXCORR_CUDA_CALLS(X)                                                                     \
+    /* naming kernels (kernels.c): CUDA 12.3+ drivers */                                           \
+    X(cuFuncGetName, cuFuncGetName, 12030, 0)                                                      \
+    X(cuKernelGetName, cuKernelGetName, 12030, 0)                                                  \
+    /* whether a launch's stream captures (capture.c), for both stream variants */                 \
+    X(cuStreamIsCapturing, cuStreamIsCapturing, 10000, 0)                                          \
+    X(cuStreamIsCapturing_ptsz, cuStreamIsCapturing, 10000, 1)                                     \
+    /* a graph's kernels (graphs.c) */                                                             \
+    X(cuGraphGetNodes, cuGraphGetNodes, 10000, 0)                                                  \
+    X(cuGraphNodeGetType, cuGraphNodeGetType, 10000, 0)                                            \
+    X(cuGraphKernelNodeGetParams_v2, cuGraphKernelNodeGetParams, 12000, 0)                         \
+    X(cuGraphChildGraphNodeGetGraph, cuGraphChildGraphNodeGetGraph, 10000, 0)                      \
+    /* naming a runtime host stub, keeping the runtime's last error (kernels.c) */                 \
+    X(cudaFuncGetName, cudaFuncGetName, 0, 0)                                                      \
+    X(cudaGetFuncBySymbol, cudaGetFuncBySymbol, 0, 0)                                              \
+    X(cudaPeekAtLastError, cudaPeekAtLastError, 0, 0)                                              \
+    X(cudaGetLastError, cudaGetLastError, 0, 0)                                                    \
+    /* the Kineto trace's deviceProperties (profile/trace_meta.c) */                               \
+    X(cuDeviceGetCount, cuDeviceGetCount, 2000, 0)                                                 \
+    X(cuDeviceGetName, cuDeviceGetName, 2000, 0)                                                   \
+    X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                                              \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 0)
+
+typedef enum nvtxcorr_cuda_id {
+#define NVTXCORR_CUDA_ID(id, pub, version, ptsz) NVTXCORR_CUDA_##id,
+    NVTXCORR_CUDA_CALLS(NVTXCORR_CUDA_ID)
+#undef NVTXCORR_CUDA_ID
+        NVTXCORR_CUDA_COUNT
+} nvtxcorr_cuda_id_t;
+
+/* The real function of row `id`, resolved once; NULL while its library is not loaded (asked
+ * again next time) or when it lacks the function (remembered). Never waits for
+ * initialisation. Callers cast to the function's type. */
+void *nvtxcorr_cuda_fn(nvtxcorr_cuda_id_t id);
 /* The driver flags a cudaGetDriverEntryPoint answer was resolved with (procaddr.c). */
 unsigned long long nvtxcorr_entry_point_flags(const char *symbol, int version,
                                               unsigned long long rt_flags, int default_ptsz,
@@ -158,7 +199,7 @@ void nvtxcorr_on_slow_stack(void (*fn)(void *), void *arg);
  * start). Directly, when it cannot be mapped. */
 void nvtxcorr_on_fresh_stack(size_t size, void (*fn)(void *), void *arg);
 
-/* ---- enable state (core.c) ---- */
+/* ---- enable state (init.c) ---- */
 /* PROFILE: NVTXCORR_PROFILE or NVTXCORR_TRACE is set (src/profile/profile.h). The hooks are
  * active as in ACTIVE, with or without an NVTX tool, and launches take the profile path. */
 enum {
@@ -171,12 +212,12 @@ enum {
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
 /* Launches that passed through, uncounted, while initialisation ran (on another thread, or
- * re-entered on the initialising one): profile mode's summary reports them (core.c). */
+ * re-entered on the initialising one): profile mode's summary reports them (init.c). */
 extern _Atomic unsigned long long nvtxcorr_launches_while_starting;
 void nvtxcorr_passed_while_starting(void);
-/* Whether this thread is the one initialising (core.c). */
+/* Whether this thread is the one initialising (init.c). */
 int nvtxcorr_initialising_here(void);
-/* The label table loaded at initialisation, or NULL for default labels (core.c). */
+/* The label table loaded at initialisation, or NULL for default labels (init.c). */
 struct nvtxcorr_label_table;
 const struct nvtxcorr_label_table *nvtxcorr_label_table(void);
 
@@ -235,7 +276,7 @@ void nvtxcorr_range_init(nvtxcorr_range_t *l, const char *text, int has_color, u
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
 
-/* ---- fork (core.c): every mutex of the library is taken by the pthread_atfork prepare
+/* ---- fork (init.c): every mutex of the library is taken by the pthread_atfork prepare
  * handler, in the order below, and released in the parent and re-initialised in the child, so
  * that a child never starts with one held or with the data it guards half-updated. No code
  * path holds one of these while taking another, so the order cannot deadlock. ---- */
@@ -243,13 +284,13 @@ typedef enum { NVTXCORR_FORK_PREPARE, NVTXCORR_FORK_PARENT, NVTXCORR_FORK_CHILD 
 void nvtxcorr_match_fork(nvtxcorr_fork_t phase);  /* kernels.c: label matching (regexec) */
 void nvtxcorr_graphs_fork(nvtxcorr_fork_t phase); /* graphs.c: the graph-label free list */
 void nvtxcorr_emit_fork(nvtxcorr_fork_t phase);   /* emit.c: interned labels, NVTX calls */
-void nvtxcorr_map_fork(nvtxcorr_fork_t phase);    /* handles.c: map writers */
+void nvtxcorr_map_fork(nvtxcorr_fork_t phase);    /* handle_map.c: map writers */
 /* Applies phase to a mutex (lock, unlock, or re-initialise in the child). */
 void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase);
 /* The name of a category id a label carries; NULL for 0. */
 const char *nvtxcorr_category_name(uint32_t id);
 
-/* ---- lock-free handle maps (handles.c): readers never lock; writers serialise ---- */
+/* ---- lock-free handle maps (handle_map.c): readers never lock; writers serialise ---- */
 typedef struct nvtxcorr_map_slot {
     _Atomic uintptr_t key;
     void *_Atomic value;

@@ -11,13 +11,15 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  core.c config.c log.c resolve.c dlsym.c procaddr.c driver_hooks.c runtime_hooks.c
-  handles.c emit.c kernels.c graphs.c capture.c slowstack.c
+  init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
+  handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
-  profile/stats.c profile/clock.c profile/out.c profile/summary.c profile/trace.c profile/exit.c
-  profile/trace_meta.c profile/sigaction.c profile/pages.c
+  profile/stats.c profile/intern.c profile/clock.c profile/out.c profile/summary.c
+  profile/summary_json.c profile/summary_csv.c profile/summary_text.c profile/trace.c
+  profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
+  profile/trace_meta.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
-  profile/cupti.c profile/cupti_load.c profile/gpu.c profile/gpu_out.c)
+  profile/cupti.c profile/cupti_load.c profile/gpu.c)
 
 function(nvtxcorr_preload_library target outdir)
   add_library(${target} MODULE ${ARGN})
@@ -53,7 +55,8 @@ install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
 # e2e.sanitized). It is built without the x86-64 entry stubs, so the portable C entry points
 # that other architectures use are tested too. GCC only: it links the runtimes into a shared
 # object.
-if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+   AND NOT NVTXCORR_SANITIZE)
   get_target_property(_labels_sources nvtxcorr_labels SOURCES)
   list(TRANSFORM _labels_sources PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/labels/)
   nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
@@ -67,9 +70,27 @@ endif()
 # The same library built with ThreadSanitizer (label code included), for the tests: the whole
 # end-to-end suite runs against it with libtsan preloaded first (CTest e2e.tsan). Hooks run on
 # every thread of the host process, and the scenarios launch from many threads at once.
-if(NVTXCORR_BUILD_TESTS AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT NVTXCORR_SANITIZE)
+if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
+   AND NOT NVTXCORR_SANITIZE)
   nvtxcorr_preload_library(nvtxcorr_tsan ${CMAKE_BINARY_DIR}/lib-tsan
     ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
   target_compile_options(nvtxcorr_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
   target_link_options(nvtxcorr_tsan PRIVATE -fsanitize=thread)
+endif()
+
+# The core's pure pieces as objects of their own, for the unit tests (tests/unit): the handle
+# map, the cuGetProcAddress version choice, JSON escaping and the histogram, compiled as the
+# library compiles them and linked into a program without preloading anything.
+if(NVTXCORR_BUILD_TESTS)
+  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
+    profile/out.c profile/histogram.c)
+  target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
+    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
+    ${PROJECT_BINARY_DIR}/include)
+  target_include_directories(nvtxcorr_core_units SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
+  target_compile_options(nvtxcorr_core_units PRIVATE -fno-semantic-interposition
+    -Wno-deprecated-declarations)
+  target_link_libraries(nvtxcorr_core_units PUBLIC CUDA::nvtx3 ${CMAKE_DL_LIBS}
+    Threads::Threads)
+  nvtxcorr_target_flags(nvtxcorr_core_units)
 endif()

@@ -57,20 +57,6 @@ void *nvtxcorr_wrap_driver(const char *public_name, int version, unsigned long l
     return w;
 }
 
-typedef CUresult (*gpa_v2_fn)(const char *, void **, int, cuuint64_t,
-                              CUdriverProcAddressQueryResult *);
-
-void *nvtxcorr_driver_entry(const char *public_name, int version, int ptsz)
-{
-    gpa_v2_fn gpa = (gpa_v2_fn)nvtxcorr_real(NVTXCORR_SLOT_cuGetProcAddress_v2);
-    void *p = NULL;
-    CUdriverProcAddressQueryResult status;
-    cuuint64_t flags =
-        ptsz ? CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM : CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    if (gpa == NULL || gpa(public_name, &p, version, flags, &status) != CUDA_SUCCESS) return NULL;
-    return p;
-}
-
 /* cudaEnableDefault leaves the variant to how the runtime was compiled, which we cannot see:
  * ask the driver which variant this pointer is. */
 unsigned long long nvtxcorr_entry_point_flags(const char *symbol, int version,
@@ -79,7 +65,7 @@ unsigned long long nvtxcorr_entry_point_flags(const char *symbol, int version,
     if ((rt & cudaEnablePerThreadDefaultStream) || (rt == cudaEnableDefault && default_ptsz))
         return CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     if (rt & cudaEnableLegacyStream) return CU_GET_PROC_ADDRESS_LEGACY_STREAM;
-    if (version >= 0 && fn && nvtxcorr_active() && nvtxcorr_driver_entry(symbol, version, 1) == fn)
+    if (version >= 0 && fn && nvtxcorr_active() && nvtxcorr_driver_lookup(symbol, version, 1) == fn)
         return CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM;
     return CU_GET_PROC_ADDRESS_LEGACY_STREAM;
 }

@@ -28,7 +28,7 @@ static void line(const char *what, const char *verdict, const char *detail)
     printf("%-12s %s: %s\n", what, verdict, detail);
 }
 
-/* The version the library carries as "@(#)nvtxcorr X.Y.Z" (src/core.c), read from the file:
+/* The version the library carries as "@(#)nvtxcorr X.Y.Z" (src/init.c), read from the file:
  * loading it here would prove nothing about the host process anyway. */
 static int library_version(const char *path, char *out, size_t size)
 {

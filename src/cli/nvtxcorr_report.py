@@ -403,7 +403,7 @@ def fmt_time(ns):
     return f"{(hundredths + 50) // 100}{units[u][1]}"
 
 
-# The text tables' one layout rule (docs/profile.md, "CSV and text"; src/profile/summary.c
+# The text tables' one layout rule (docs/profile.md, "CSV and text"; src/profile/out.c
 # applies the same): a line is at most 100 columns; the numbers take fixed widths at the right,
 # the text columns share the rest. With two text columns the second gets what its longest entry
 # needs, but no more than leaves the first what its longest needs unless that would leave the
@@ -502,7 +502,18 @@ def text_table(rows, by, summaries, top=None, sort=None):
                    "(see --by kernel)")
     if cap:
         out.append(f"{cap} launches made during stream capture (recorded, not run) not counted")
-    own = sum((d.get("totals") or {}).get("cpu_own_ns") or 0 for _, d in summaries)
+    def total(key):
+        return sum((d.get("totals") or {}).get(key) or 0 for _, d in summaries)
+    if total("other_launches"):
+        out.append(f"{total('other_launches')} launches of kernels beyond the distinct kernels "
+                   "and graph labels kept are counted under [other]")
+    if total("other_graph_launches"):
+        out.append(f"{total('other_graph_launches')} launches of graphs beyond the distinct "
+                   "graph labels kept are counted under [other graphs]")
+    if total("uncounted_at_start"):
+        out.append(f"{total('uncounted_at_start')} launches made while nvtxcorr was starting "
+                   "passed through uncounted")
+    own = total("cpu_own_ns")
     if own:
         out.append("nvtxcorr's own work inside the launch calls (CUPTI callbacks), not in the "
                    f"times above: {fmt_time(own)}")
@@ -900,6 +911,18 @@ def cmd_stat(args):
     if os.environ.get("NVTXCORR_PROFILE"):
         say("warn", "NVTXCORR_PROFILE is not used by stat (-o FILE keeps the summary)")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
+    try:
+        return run_stat(args, cmd, tmp)
+    finally:
+        # Also when the command cannot start or the output cannot be written: the directory
+        # goes, unless a summary is still in it (never deleted behind the user's back).
+        try:
+            os.rmdir(tmp)
+        except OSError:
+            pass
+
+
+def run_stat(args, cmd, tmp):
     env = dict(os.environ)
     env["LD_PRELOAD"] = args.library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["NVTXCORR"] = "1"
@@ -950,7 +973,6 @@ def cmd_stat(args):
     if not keep:
         for f in files:
             os.unlink(f)
-        os.rmdir(tmp)
     return status
 
 

@@ -38,15 +38,6 @@ static int regex_matches(const regex_t *re, const char *s, size_t len)
 #endif
 }
 
-static uint64_t hash_string(const char *s)
-{
-    uint64_t h = 1469598103934665603ull; /* FNV-1a */
-
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static uint32_t hash_tri(uint32_t tri)
 {
     return tri * 2654435761u;
@@ -150,7 +141,7 @@ static int build_exact(nvtxcorr_label_table_t *t, size_t n)
         const label_rule_t *rule = &t->rules[r];
         if (rule->kind != RULE_KERNEL_EXACT) continue;
         size_t mask = t->exact_size - 1;
-        for (size_t i = hash_string(rule->pattern) & mask;; i = (i + 1) & mask) {
+        for (size_t i = nvtxcorr_hash_str(rule->pattern) & mask;; i = (i + 1) & mask) {
             if (!t->exact[i].key) {
                 t->exact[i].key = rule->pattern;
                 t->exact[i].rule = (uint32_t)r;
@@ -341,7 +332,7 @@ static uint32_t best_kernel_rule(const nvtxcorr_label_table_t *t, const name_set
 
     for (int i = 0; i < ns->n; i++) {
         size_t mask = t->exact_size - 1;
-        for (size_t k = hash_string(ns->s[i]) & mask; t->exact[k].key; k = (k + 1) & mask) {
+        for (size_t k = nvtxcorr_hash_str(ns->s[i]) & mask; t->exact[k].key; k = (k + 1) & mask) {
             if (strcmp(t->exact[k].key, ns->s[i]) == 0) {
                 if (t->exact[k].rule < best) best = t->exact[k].rule;
                 break;

@@ -34,8 +34,11 @@
 
 #include "internal.h"
 
-_Atomic int nvtxcorr_prof_gpu_on;
-char nvtxcorr_prof_gpu_note[512];
+_Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
+/* Why there is no (or only partial) GPU time: written here only, read through
+ * nvtxcorr_prof_gpu_note; others say why through nvtxcorr_prof_gpu_set_partial. */
+enum { NOTE_SIZE = 512 };
+static char gpu_note[NOTE_SIZE];
 static int gpu_tried, warn_at_launch;
 /* CUPTI starts at the first launch, not at initialisation: initialisation can run inside
  * cudart's own start-up (its cuGetProcAddress calls) or a library constructor, where enabling
@@ -46,8 +49,36 @@ static _Atomic int start_pending;
 static _Atomic int start_claimed;
 static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
 
+static void note_in(char *to, const char *a, const char *b, const char *c)
+{
+    snprintf(to, NOTE_SIZE, "%s%s%s", a, b ? b : "", c ? c : "");
+}
+static void note(const char *a, const char *b, const char *c)
+{
+    note_in(gpu_note, a, b, c);
+}
+
+const char *nvtxcorr_prof_gpu_note(void)
+{
+    return gpu_note[0] ? gpu_note : NULL;
+}
+
+/* Async-signal-safe: a plain copy. */
+void nvtxcorr_prof_gpu_set_partial(const char *why)
+{
+    if (gpu_note[0] != 0) return;
+    size_t n = strlen(why);
+    if (n >= sizeof gpu_note) n = sizeof gpu_note - 1;
+    memcpy(gpu_note, why, n);
+    gpu_note[n] = 0;
+}
+
 #ifdef NVTXCORR_HAVE_CUPTI
 #include <cupti.h>
+
+/* The external correlation kind nvtxcorr pushes around a launch: CUSTOM2, since PyTorch's
+ * profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
+#define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
 
 /* The entry points used, resolved with dlsym (names and types from the headers). */
 #define CUPTI_FUNCTIONS(X)                                                                         \
@@ -72,18 +103,9 @@ static struct {
 enum { BUFFER_BYTES = 1 << 20 };
 static uint64_t ts_offset; /* CUPTI time - trace time (mod 2^64), when CUPTI keeps its own clock */
 
-/* Why CUPTI did not start, as the CUPTI thread found it (copied into nvtxcorr_prof_gpu_note by
- * the thread that waited for it, unless that one gave up waiting and wrote its own reason). */
-static char start_note[sizeof nvtxcorr_prof_gpu_note];
-
-static void note_in(char *to, const char *a, const char *b, const char *c)
-{
-    snprintf(to, sizeof nvtxcorr_prof_gpu_note, "%s%s%s", a, b ? b : "", c ? c : "");
-}
-static void note(const char *a, const char *b, const char *c)
-{
-    note_in(nvtxcorr_prof_gpu_note, a, b, c);
-}
+/* Why CUPTI did not start, as the CUPTI thread found it (copied into gpu_note by the thread
+ * that waited for it, unless that one gave up waiting and wrote its own reason). */
+static char start_note[NOTE_SIZE];
 
 static const char *result_name(CUptiResult r)
 {
@@ -176,6 +198,44 @@ static int lent_before(unsigned g)
     return out;
 }
 
+/* One activity record, handed to gpu.c in its neutral form: a correlation, or an operation
+ * (the record types are those of the CUPTI headers built against; CUPTI writes records of
+ * the layout the client asked for by using those names). */
+static void record(const CUpti_Activity *a)
+{
+    prof_gpu_op_t op;
+    switch (a->kind) {
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const CUpti_ActivityExternalCorrelation *e = (const void *)a;
+        if (e->externalKind == NVTXCORR_CUPTI_EXTERNAL_KIND)
+            nvtxcorr_prof_gpu_correlation(e->correlationId, e->externalId);
+        return;
+    }
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+        const CUpti_ActivityKernel10 *k = (const void *)a;
+        op = (prof_gpu_op_t){PROF_GPU_KERNEL, k->name,  k->correlationId, k->deviceId,
+                             k->streamId,     k->start, k->end,           k->graphId != 0};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        const CUpti_ActivityMemcpy6 *m = (const void *)a;
+        op = (prof_gpu_op_t){PROF_GPU_MEMCPY, NULL,     m->correlationId, m->deviceId,
+                             m->streamId,     m->start, m->end,           m->graphId != 0};
+        break;
+    }
+    case CUPTI_ACTIVITY_KIND_MEMSET: {
+        const CUpti_ActivityMemset4 *m = (const void *)a;
+        op = (prof_gpu_op_t){PROF_GPU_MEMSET, NULL,     m->correlationId, m->deviceId,
+                             m->streamId,     m->start, m->end,           m->graphId != 0};
+        break;
+    }
+    default:
+        return;
+    }
+    nvtxcorr_prof_gpu_operation(&op);
+}
+
 static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size,
                                       size_t valid)
 {
@@ -188,7 +248,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     nvtxcorr_prof_gpu_begin_buffer(dropped);
     CUpti_Activity *rec = NULL;
     while (api.cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS)
-        nvtxcorr_prof_gpu_record(rec);
+        record(rec);
     nvtxcorr_prof_gpu_end_buffer();
     give_back(buffer);
     prof_own_leave(own);
@@ -308,7 +368,7 @@ static void __attribute__((noinline, cold)) push_failed(CUptiResult r)
     atomic_store_explicit(&push_error_set, 1, memory_order_release);
     nvtxcorr_prof_say("warn", "GPU time partial: cuptiActivityPushExternalCorrelationId failed (",
                       push_error, "): the kernels of launches it fails for count as uncorrelated",
-                      NULL);
+                      (char *)NULL);
 }
 
 void nvtxcorr_prof_gpu_note_failures(void)
@@ -317,7 +377,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
     uint64_t n = atomic_load_explicit(&push_failures, memory_order_relaxed);
     if (n == 0 || noted++) return;
     /* Async-signal-safe (the summary may be written from a signal handler): no snprintf. */
-    char count[24], *note = nvtxcorr_prof_gpu_note;
+    char count[24], *note = gpu_note;
     count[nvtxcorr_fmt_u64(count, n)] = 0;
     const char *parts[] = {
         note[0] ? "; " : "",
@@ -326,7 +386,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
         n == 1 ? " launch (" : " launches (",
         atomic_load_explicit(&push_error_set, memory_order_acquire) ? push_error : "CUPTI error",
         "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
-    size_t len = strlen(note), size = sizeof nvtxcorr_prof_gpu_note;
+    size_t len = strlen(note), size = sizeof gpu_note;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         for (const char *c = parts[i]; *c && len + 1 < size; c++)
             note[len++] = *c;
@@ -466,7 +526,7 @@ static int start_cupti(void)
         return -1;
     }
     if (expected == START_FAILED) {
-        memcpy(nvtxcorr_prof_gpu_note, start_note, sizeof start_note);
+        memcpy(gpu_note, start_note, sizeof start_note);
         return -1;
     }
     return 0;
@@ -474,7 +534,7 @@ static int start_cupti(void)
 
 void nvtxcorr_prof_gpu_flush(int from_signal)
 {
-    if (nvtxcorr_prof_gpu_on != 1) return;
+    if (nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING) return;
     atomic_store(&closed, 1); /* later launches push nothing */
     if (atomic_load(&start_state) != STARTED) {
         nvtxcorr_prof_gpu_set_partial("CUPTI not flushed: its thread is gone");
@@ -499,7 +559,7 @@ int nvtxcorr_prof_gpu_abandoned(void)
 #else
 static int start_cupti(void)
 {
-    snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "built without CUPTI headers");
+    note("built without CUPTI headers", NULL, NULL);
     return -1;
 }
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
@@ -525,7 +585,7 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 
 static void warn_unavailable(void)
 {
-    nvtxcorr_prof_say("warn", "GPU time unavailable: ", nvtxcorr_prof_gpu_note, NULL);
+    nvtxcorr_prof_say("warn", "GPU time unavailable: ", gpu_note, (char *)NULL);
 }
 
 /* At profile mode's start (the core's initialisation, on the slow-path stack). */
@@ -534,17 +594,15 @@ void nvtxcorr_prof_gpu_start(void)
     gpu_tried = 1;
     const char *off = nvtxcorr_config.gpu_off;
     if (!nvtxcorr_config.profile) {
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "trace-only mode");
+        note("trace-only mode", NULL, NULL);
     } else if (off) {
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=%s", off);
+        note("NVTXCORR_GPU=", off, NULL);
     } else if (nvtxcorr_domain != NULL) {
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
-                 "an NVTX tool is attached (Nsight owns CUPTI)");
+        note("an NVTX tool is attached (Nsight owns CUPTI)", NULL, NULL);
     } else {
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
-                 "no kernel or graph launch: CUPTI was not started");
+        note("no kernel or graph launch: CUPTI was not started", NULL, NULL);
         start_pending = 1;
-        nvtxcorr_prof_gpu_on = 2; /* the first launch starts it */
+        nvtxcorr_prof_gpu_on = PROF_GPU_AT_NEXT_LAUNCH; /* the first launch starts it */
     }
 }
 
@@ -576,11 +634,11 @@ static void start_at_launch(void)
     int r = -1;
     nvtxcorr_on_fresh_stack(LOAD_STACK, start_cupti_here, &r);
     if (r == 0) {
-        nvtxcorr_prof_gpu_note[0] = 0;
+        gpu_note[0] = 0;
         nvtxcorr_prof_exit_gpu_started();
-        nvtxcorr_prof_gpu_on = 1;
+        nvtxcorr_prof_gpu_on = PROF_GPU_COLLECTING;
     } else {
-        nvtxcorr_prof_gpu_on = 0;
+        nvtxcorr_prof_gpu_on = PROF_GPU_OFF;
         warn_unavailable();
     }
     start_pending = 0;
@@ -592,34 +650,31 @@ void nvtxcorr_prof_gpu_after_fork(void)
     if (!gpu_tried) return;
     if (start_pending && !atomic_load(&start_claimed)) return; /* the child's launch starts it */
     if (start_pending) /* the parent's start was under way: not in this process */
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
-                 "forked child: CUPTI was starting in the parent");
+        note("forked child: CUPTI was starting in the parent", NULL, NULL);
     start_pending = 0;
-    int was_on = nvtxcorr_prof_gpu_on == 1;
+    int was_on = nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING;
 #ifdef NVTXCORR_HAVE_CUPTI
     pthread_mutex_init(&spare_lock, NULL);
 #endif
-    nvtxcorr_prof_gpu_on = 0;
+    nvtxcorr_prof_gpu_on = PROF_GPU_OFF;
     nvtxcorr_prof_gpu_reset();
-    if (was_on)
-        snprintf(nvtxcorr_prof_gpu_note, sizeof nvtxcorr_prof_gpu_note,
-                 "forked child: CUPTI's state does not follow fork");
+    if (was_on) note("forked child: CUPTI's state does not follow fork", NULL, NULL);
     /* Said again by a child that profiles (launches), not by one that only execs. */
-    warn_at_launch = nvtxcorr_config.profile && nvtxcorr_prof_gpu_note[0] &&
-                     strncmp(nvtxcorr_prof_gpu_note, "NVTXCORR_GPU=", 13) &&
-                     strncmp(nvtxcorr_prof_gpu_note, "an NVTX tool", 12);
-    nvtxcorr_prof_gpu_on = warn_at_launch ? 2 : 0;
+    warn_at_launch = nvtxcorr_config.profile && gpu_note[0] &&
+                     strncmp(gpu_note, "NVTXCORR_GPU=", 13) &&
+                     strncmp(gpu_note, "an NVTX tool", 12);
+    nvtxcorr_prof_gpu_on = warn_at_launch ? PROF_GPU_AT_NEXT_LAUNCH : PROF_GPU_OFF;
 }
 
-/* A launch while nvtxcorr_prof_gpu_on is 2: CUPTI still to start, or a forked child that has
- * not yet said it has no GPU time. */
+/* A launch while nvtxcorr_prof_gpu_on is PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start, or a forked
+ * child that has not yet said it has no GPU time. */
 void nvtxcorr_prof_gpu_first_launch(void)
 {
     if (start_pending) {
         start_at_launch();
         return;
     }
-    nvtxcorr_prof_gpu_on = 0;
+    nvtxcorr_prof_gpu_on = PROF_GPU_OFF;
     if (warn_at_launch) {
         warn_at_launch = 0;
         warn_unavailable();

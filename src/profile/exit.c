@@ -19,7 +19,7 @@
  * inside nvtxcorr (its depth is nonzero: a launch, a hook, CUPTI's buffer callbacks, the fork
  * handlers), holding a lock that this thread will never release. The exit path then takes
  * the signal path below: no lock is waited for (the GPU lock is only tried, map writers skip,
- * handles.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
+ * handle_map.c), CUPTI is flushed by the helper thread with a bounded wait, and not at all when
  * this thread was inside GPU record processing (gpu.c), whose lock the flush needs.
  *
  * The signal path is async-signal-safe: the summary and the trace are formatted by out.c
@@ -88,7 +88,8 @@ static void expand_or_say(const char *pattern, char *out, size_t size, const cha
 {
     out[0] = 0;
     if (pattern && nvtxcorr_prof_expand(pattern, out, size) != 0) {
-        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead, NULL);
+        nvtxcorr_prof_say("error", pattern, ": path too long after expansion; ", instead,
+                          (char *)NULL);
         out[0] = 0;
     }
 }
@@ -115,7 +116,7 @@ void nvtxcorr_prof_process_reset(void)
  * launches made after it (later atexit handlers, destructors) count on the CPU side only. */
 static void flush_gpu(int from_signal)
 {
-    if (nvtxcorr_prof_gpu_on != 1 || atomic_exchange(&gpu_flushed, 1)) return;
+    if (nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING || atomic_exchange(&gpu_flushed, 1)) return;
     if (nvtxcorr_prof_gpu_held_here())
         nvtxcorr_prof_gpu_set_partial("the process ended while this thread was processing GPU "
                                       "records: CUPTI not flushed");
@@ -143,7 +144,7 @@ static void finish(int from_signal)
     flush_gpu(from_signal);
     /* After an abandoned flush CUPTI's thread may be stuck delivering a buffer, under the
      * lock: only tried then, as from a signal handler. */
-    int locked = nvtxcorr_prof_gpu_on == 1
+    int locked = nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING
                      ? nvtxcorr_prof_gpu_finish(from_signal || nvtxcorr_prof_gpu_abandoned())
                      : 0;
     nvtxcorr_prof_trace_finish(from_signal);

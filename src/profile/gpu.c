@@ -19,10 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
-
-#ifdef NVTXCORR_HAVE_CUPTI
-#include <cupti.h>
-#endif
+#include "names.h"
 
 prof_gpu_t nvtxcorr_prof_gpu;
 static pthread_mutex_t gpu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -63,14 +60,10 @@ typedef struct open_replay {
 static open_replay_t open_replays[OPEN_REPLAYS];
 static uint64_t use_clock;
 
-typedef struct name_entry {
-    struct name_entry *next;
-    uint32_t site;
-    char name[];
-} name_entry_t;
-static name_entry_t *names[NAME_BUCKETS];
+/* CUPTI's kernel names -> their site (NULL: [other], site 0), at most NAMES_KEPT. */
+static prof_intern_entry_t *name_buckets[NAME_BUCKETS];
+static prof_intern_t names = {name_buckets, NAME_BUCKETS, 0};
 enum { NAMES_KEPT = 4 * PROF_MAX_SITES };
-static size_t name_count; /* entries in names, at most NAMES_KEPT */
 static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
 
 int nvtxcorr_prof_gpu_init(void)
@@ -92,16 +85,6 @@ int nvtxcorr_prof_gpu_init(void)
 void nvtxcorr_prof_gpu_reset(void)
 {
     pthread_mutex_init(&gpu_lock, NULL);
-}
-
-/* Async-signal-safe: a plain copy. */
-void nvtxcorr_prof_gpu_set_partial(const char *why)
-{
-    if (nvtxcorr_prof_gpu_note[0] != 0) return;
-    size_t n = strlen(why);
-    if (n >= sizeof nvtxcorr_prof_gpu_note) n = sizeof nvtxcorr_prof_gpu_note - 1;
-    memcpy(nvtxcorr_prof_gpu_note, why, n);
-    nvtxcorr_prof_gpu_note[n] = 0;
 }
 
 static void add(prof_gpu_stat_t *s, uint64_t ns)
@@ -132,7 +115,7 @@ static struct {
 
 typedef struct site_job {
     const char *name;
-    const nvtxcorr_profile_site_t *site;
+    nvtxcorr_profile_site_t *site;
 } site_job_t;
 
 static void kernel_site_here(void *arg)
@@ -141,42 +124,36 @@ static void kernel_site_here(void *arg)
     job->site = nvtxcorr_prof_kernel_site(job->name);
 }
 
-static const name_entry_t *site_for_name_slow(const char *name);
+static uint32_t site_of(const prof_intern_entry_t *e)
+{
+    const nvtxcorr_profile_site_t *s = e->value;
+    return s ? s->id : 0;
+}
+
+static const prof_intern_entry_t *site_for_name_slow(const char *name);
 static uint32_t site_for_name(const char *name)
 {
     size_t i = ((uintptr_t)name >> 3) % NAME_CACHE;
     if (name_cache[i].ptr == name && !strcmp(name_cache[i].copy, name)) return name_cache[i].site;
-    const name_entry_t *e = site_for_name_slow(name);
+    const prof_intern_entry_t *e = site_for_name_slow(name);
     if (e == NULL) return 0;
-    name_cache[i].ptr = name, name_cache[i].copy = e->name, name_cache[i].site = e->site;
-    return e->site;
+    name_cache[i].ptr = name, name_cache[i].copy = e->key, name_cache[i].site = site_of(e);
+    return site_of(e);
 }
 
-static const name_entry_t *site_for_name_slow(const char *name)
+static const prof_intern_entry_t *site_for_name_slow(const char *name)
 {
-    size_t h = 1469598103934665603ull;
-    for (const char *p = name; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h %= NAME_BUCKETS;
-    for (name_entry_t *e = names[h]; e; e = e->next)
-        if (!strcmp(e->name, name)) return e;
+    const prof_intern_entry_t *e = nvtxcorr_prof_intern_find(&names, name);
+    if (e) return e;
     /* Bounded whatever the program does: past NAMES_KEPT distinct names (the site table holds
      * fewer), a new name counts under [other] (site 0) without being kept. */
-    if (name_count >= NAMES_KEPT) return NULL;
+    if (names.count >= NAMES_KEPT) return NULL;
     /* Demangling and matching are deep, and CUPTI may give a buffer back on a program thread
      * with a small stack: on the slow-path stack, as a launch's first sight of a kernel. */
     site_job_t job = {name, NULL};
     nvtxcorr_on_slow_stack(kernel_site_here, &job);
-    const nvtxcorr_profile_site_t *s = job.site;
-    size_t len = strlen(name);
-    name_entry_t *e = malloc(sizeof *e + len + 1);
-    if (e == NULL) return NULL; /* counted under [other] (site 0) */
-    e->site = s ? s->id : 0;
-    memcpy(e->name, name, len + 1);
-    e->next = names[h];
-    names[h] = e;
-    name_count++;
-    return e;
+    /* Out of memory: counted under [other] (site 0). */
+    return nvtxcorr_prof_intern_add(&names, name, job.site);
 }
 
 static void replay_done(const open_replay_t *r)
@@ -273,68 +250,40 @@ static void operation(const op_t *op)
 
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 {
-    gpu_held = 1; /* before the lock, cleared after it, as in handles.c */
+    gpu_held = 1; /* before the lock, cleared after it, as in handle_map.c */
     pthread_mutex_lock(&gpu_lock);
     nvtxcorr_prof_gpu.dropped += dropped;
 }
 
-#ifdef NVTXCORR_HAVE_CUPTI
+void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
+{
+    if (ext != 0) corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, ext};
+}
+
 /* A graph node that is not a kernel: one site per kind ("[memcpy]", "[memset]"), found once. */
-static op_t node_op(uint32_t corr, uint32_t *site, const char *kind, uint32_t device,
-                    uint32_t stream, uint64_t start, uint64_t end)
+static uint32_t node_site(uint32_t *site, const char *kind)
 {
     if (*site == PROF_NO_LABEL) {
         const nvtxcorr_profile_site_t *s = nvtxcorr_prof_op_site(kind);
         *site = s ? s->id : 0;
     }
-    return (op_t){corr, *site, device, stream, start, end, 1};
+    return *site;
 }
-#endif
 
-void nvtxcorr_prof_gpu_record(const void *record)
+void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *o)
 {
-#ifdef NVTXCORR_HAVE_CUPTI
-    const CUpti_Activity *a = record;
-    op_t op = {0};
-    switch (a->kind) {
-    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-        const CUpti_ActivityExternalCorrelation *e = record;
-        if (e->externalKind != NVTXCORR_CUPTI_EXTERNAL_KIND || e->externalId == 0) return;
-        corr_map[e->correlationId % CORR_SLOTS] = (corr_slot_t){e->correlationId, e->externalId};
+    uint32_t site;
+    if (o->kind == PROF_GPU_KERNEL)
+        site = site_for_name(o->name ? o->name : NVTXCORR_UNKNOWN_KERNEL);
+    else if (!o->graph) /* copies and sets count only as graph nodes: else not launches */
         return;
-    }
-    case CUPTI_ACTIVITY_KIND_KERNEL:
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
-        const CUpti_ActivityKernel10 *k = record;
-        op = (op_t){k->correlationId, site_for_name(k->name ? k->name : "unknown_kernel"),
-                    k->deviceId,      k->streamId,
-                    k->start,         k->end,
-                    k->graphId != 0};
-        break;
-    }
-    /* Copies and sets count only as graph nodes: outside a graph they are not launches. */
-    case CUPTI_ACTIVITY_KIND_MEMCPY: {
-        const CUpti_ActivityMemcpy6 *m = record;
-        if (m->graphId == 0) return;
-        op = node_op(m->correlationId, &memcpy_site, "[memcpy]", m->deviceId, m->streamId, m->start,
-                     m->end);
-        break;
-    }
-    case CUPTI_ACTIVITY_KIND_MEMSET: {
-        const CUpti_ActivityMemset4 *m = record;
-        if (m->graphId == 0) return;
-        op = node_op(m->correlationId, &memset_site, "[memset]", m->deviceId, m->streamId, m->start,
-                     m->end);
-        break;
-    }
-    default:
-        return;
-    }
+    else if (o->kind == PROF_GPU_MEMCPY)
+        site = node_site(&memcpy_site, "[memcpy]");
+    else
+        site = node_site(&memset_site, "[memset]");
+    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->graph};
     nvtxcorr_prof_gpu.records++;
     operation(&op);
-#else
-    (void)record;
-#endif
 }
 
 /* Kernels that arrived before their correlation: matched now if it has come. */

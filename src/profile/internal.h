@@ -50,10 +50,6 @@ enum { PROF_SPILL = 65536 };
  * (PROF_OTHER_SITE) and graphs under "[other graphs]" (PROF_OTHER_GRAPHS_SITE, a graph site), so
  * every total, graph launches included, stays exact; the summary says how many launches each
  * took (docs/profile.md). */
-/* The external correlation kind nvtxcorr pushes around a launch (cupti.c, gpu.c): CUSTOM2,
- * since PyTorch's profiler (Kineto) uses CUSTOM0 and CUSTOM1 and CUPTI keeps one id per kind. */
-#define NVTXCORR_CUPTI_EXTERNAL_KIND CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2
-
 enum {
     PROF_MAX_SITES = 32768,
     PROF_MAX_GRAPH_SITES = 8192,
@@ -136,6 +132,20 @@ extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
 extern _Atomic unsigned nvtxcorr_prof_generation; /* 0, then +1 in each forked child */
 extern __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exec")));
 prof_thread_t *nvtxcorr_prof_thread_attach(void);
+/* intern.c: string-keyed tables (stats.c's sites and labels, gpu.c's CUPTI kernel names):
+ * chained, `nbuckets` fixed, entries never removed; the caller locks. */
+typedef struct prof_intern_entry {
+    struct prof_intern_entry *next;
+    void *value;
+    char key[];
+} prof_intern_entry_t;
+typedef struct prof_intern {
+    prof_intern_entry_t **buckets; /* [nbuckets] */
+    size_t nbuckets, count;
+} prof_intern_t;
+const prof_intern_entry_t *nvtxcorr_prof_intern_find(const prof_intern_t *t, const char *key);
+/* Adds key (copied) -> value; NULL when out of memory. */
+const prof_intern_entry_t *nvtxcorr_prof_intern_add(prof_intern_t *t, const char *key, void *value);
 /* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
 void *nvtxcorr_prof_zalloc(size_t size);
 
@@ -217,7 +227,7 @@ size_t nvtxcorr_utf8_len(const char *s);
 size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s);
 /* A whole diagnostic line, "nvtxcorr: <level>: a b c\n", printed whatever NVTXCORR_LOG says
  * (profile mode's own messages): the parts are concatenated, up to a NULL. */
-void nvtxcorr_prof_say(const char *level, ...);
+void nvtxcorr_prof_say(const char *level, ...) __attribute__((sentinel));
 const char *nvtxcorr_prof_strerror(int err);
 /* Sorts v[0, n) so that before(v[i], v[i + 1]) or neither is before the other; no allocation,
  * so the signal path may use it. */
@@ -234,7 +244,7 @@ extern prof_process_t nvtxcorr_prof_process;
 int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
 void nvtxcorr_prof_process_reset(void);
 
-/* ---- summary.c, trace.c, exit.c ---- */
+/* ---- summary.c (its writers: summary.h), trace.c, exit.c ---- */
 void nvtxcorr_prof_summary_write(void);
 int nvtxcorr_prof_trace_init(void);
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
@@ -260,7 +270,7 @@ void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
 
 /* ---- GPU time (cupti.c: CUPTI, loaded at run time; gpu.c: its records, aggregated;
- * gpu_out.c: the summary's GPU fields and sections) ---- */
+ * summary.c: read for the summary's GPU fields and sections) ---- */
 typedef struct prof_gpu_stat {
     uint64_t n, ns, min, max; /* operations (kernel executions), their total, extremes */
     /* Set for output only (nvtxcorr_prof_gpu_label_stat, _site_stat): the durations'
@@ -280,11 +290,15 @@ typedef struct prof_gpu {
     uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
 } prof_gpu_t;
 extern prof_gpu_t nvtxcorr_prof_gpu;
-/* 0 off, 1 collecting, 2 until the next launch: CUPTI still to start (at the first launch),
- * or off in a forked child that has not yet said so (its first launch warns). Set to 1 by
- * the thread that started CUPTI, after everything the push needs is in place. */
-extern _Atomic int nvtxcorr_prof_gpu_on;
-extern char nvtxcorr_prof_gpu_note[512]; /* why there is no (or partial) GPU time */
+/* PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start (at the first launch), or off in a forked
+ * child that has not yet said so (its first launch warns). Set to PROF_GPU_COLLECTING by the
+ * thread that started CUPTI, after everything the push needs is in place. */
+typedef enum { PROF_GPU_OFF, PROF_GPU_COLLECTING, PROF_GPU_AT_NEXT_LAUNCH } prof_gpu_state_t;
+extern _Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
+/* Why there is no (or only partial) GPU time, NULL when nothing is to be said; cupti.c owns
+ * it. set_partial: the first reason given stands (async-signal-safe). */
+const char *nvtxcorr_prof_gpu_note(void);
+void nvtxcorr_prof_gpu_set_partial(const char *why);
 void nvtxcorr_prof_gpu_start(void);
 /* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to
  * `tried`). */
@@ -302,9 +316,20 @@ int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
 void nvtxcorr_prof_gpu_reset(void);
-void nvtxcorr_prof_gpu_set_partial(const char *why);
+/* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
+ * begin_buffer and end_buffer. */
+typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;
+typedef struct prof_gpu_op {
+    prof_gpu_op_kind_t kind;
+    const char *name; /* a kernel's, as CUPTI gives it (NULL: unknown) */
+    uint32_t corr, device, stream;
+    uint64_t start, end;
+    int graph; /* a node of a graph replay */
+} prof_gpu_op_t;
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
-void nvtxcorr_prof_gpu_record(const void *record);
+/* CUPTI's correlation id corr was made under nvtxcorr's external id ext. */
+void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext);
+void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *op);
 void nvtxcorr_prof_gpu_end_buffer(void);
 int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
 void nvtxcorr_prof_gpu_finished(int locked);
@@ -316,22 +341,16 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
                              const nvtxcorr_profile_site_t *launch, uint32_t device,
                              uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
-/* summary.c: a percentile of a histogram of n values within [min, max]. */
+/* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);
-/* gpu_out.c, called by summary.c while it writes. */
+/* summary.c: GPU time as the summary reports it. */
 int nvtxcorr_prof_gpu_reported(void); /* GPU time is in this summary */
 void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
                                   prof_gpu_stat_t *out);
 /* A site's own GPU operations (the by-kernel view), percentiles included. */
 void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out);
-void nvtxcorr_prof_gpu_json_stat(prof_out_t *o, const prof_gpu_stat_t *s);
-void nvtxcorr_prof_gpu_json_head(prof_out_t *o);
-void nvtxcorr_prof_gpu_json_totals(prof_out_t *o);
-void nvtxcorr_prof_gpu_json_sections(prof_out_t *o, uint32_t nsites);
-void nvtxcorr_prof_gpu_csv_stat(prof_out_t *o, const prof_gpu_stat_t *s);
-void nvtxcorr_prof_gpu_csv_sections(prof_out_t *o, uint32_t nsites);
-void nvtxcorr_prof_gpu_text(prof_out_t *o, uint32_t nsites);
+/* out.c: the text tables' cells. */
 void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
 void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
 /* The text tables' layout (docs/profile.md, "CSV and text"; nvtxcorr_report.py the same): a

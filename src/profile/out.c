@@ -206,6 +206,101 @@ size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s)
     return n;
 }
 
+/* ---- the text tables' layout (internal.h) ---- */
+/* Columns are UTF-8 code points. */
+static size_t text_cols(const char *s)
+{
+    size_t cols = 0;
+    for (; *s; s++)
+        cols += ((unsigned char)*s & 0xC0) != 0x80;
+    return cols;
+}
+
+/* The byte offset of code point `col` of s. */
+static size_t col_offset(const char *s, size_t col)
+{
+    size_t i = 0;
+    for (size_t seen = 0; s[i]; i++)
+        if (((unsigned char)s[i] & 0xC0) != 0x80 && seen++ == col) break;
+    return i;
+}
+
+void nvtxcorr_prof_pad(prof_out_t *o, const char *text, size_t width, int right)
+{
+    char s[1024]; /* control bytes and bytes that are not UTF-8 shown as '?' */
+    size_t bytes = nvtxcorr_text_safe(s, sizeof s, text), cols = text_cols(s);
+    if (cols > width) { /* cut in the middle: names that differ at the end stay apart */
+        size_t head = width >= 2 ? (width - 2) / 2 : 0, tail = width >= 3 ? (width - 3) / 2 : 0;
+        nvtxcorr_out_mem(o, s, col_offset(s, head));
+        nvtxcorr_out_str(o, "...");
+        size_t from = col_offset(s, cols - tail);
+        nvtxcorr_out_mem(o, s + from, bytes - from);
+        return;
+    }
+    for (size_t i = cols; right && i < width; i++)
+        nvtxcorr_out_str(o, " ");
+    nvtxcorr_out_mem(o, s, bytes);
+    for (size_t i = cols; !right && i < width; i++)
+        nvtxcorr_out_str(o, " ");
+}
+
+void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second)
+{
+    size_t a = text_cols(first), b = text_cols(second ? second : "-");
+    if (a > c->need1) c->need1 = a;
+    if (b > c->need2) c->need2 = b;
+}
+
+/* The second column gets what its longest value needs, but no more than leaves the first what
+ * its longest needs unless that would leave the second under PROF_SECOND_MIN; the first takes
+ * everything left. */
+void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two)
+{
+    size_t room = PROF_TEXT_WIDTH - numbers;
+    if (!two) {
+        c->first = room, c->second = 0;
+        return;
+    }
+    size_t left = room - 1 > c->need1 ? room - 1 - c->need1 : 0;
+    size_t w2 = left > PROF_SECOND_MIN ? left : PROF_SECOND_MIN;
+    if (c->need2 < w2) w2 = c->need2;
+    c->second = w2;
+    c->first = room - 1 - w2;
+}
+
+/* 3 significant digits: "812 ns", "4.07 us", "12.3 ms", "1.50 s". */
+void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns)
+{
+    static const char *const units[] = {" ns", " us", " ms", " s"};
+    uint64_t scale = 1;
+    int u = 0;
+    while (u < 3 && ns >= scale * 1000)
+        scale *= 1000, u++;
+    size_t n;
+    if (u == 0) {
+        n = nvtxcorr_fmt_u64(buf, ns);
+    } else {
+        uint64_t hundredths = (ns * 100 + scale / 2) / scale; /* x.yz */
+        if (hundredths >= 100000 && u < 3) {
+            scale *= 1000, u++;
+            hundredths = (ns * 100 + scale / 2) / scale;
+        }
+        int decimals = hundredths < 1000 ? 2 : hundredths < 10000 ? 1 : 0;
+        uint64_t v = decimals == 2   ? hundredths
+                     : decimals == 1 ? (hundredths + 5) / 10
+                                     : (hundredths + 50) / 100;
+        uint64_t div = decimals == 2 ? 100 : decimals == 1 ? 10 : 1;
+        n = nvtxcorr_fmt_u64(buf, v / div);
+        if (decimals) {
+            buf[n++] = '.';
+            uint64_t frac = v % div;
+            if (decimals == 2 && frac < 10) buf[n++] = '0';
+            n += nvtxcorr_fmt_u64(buf + n, frac);
+        }
+    }
+    strcpy(buf + n, units[u]);
+}
+
 void nvtxcorr_prof_say(const char *level, ...)
 {
     char line[1024];

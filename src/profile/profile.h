@@ -5,8 +5,8 @@
  * pushes the launch's range when a tool is attached, and otherwise makes no NVTX call.
  *
  * What the core calls, and from where:
- *   nvtxcorr_profile_prepare    core.c, once, first thing when initialising
- *   nvtxcorr_profile_init       core.c, once, while initialising (after the NVTX tool)
+ *   nvtxcorr_profile_prepare    init.c, once, first thing when initialising
+ *   nvtxcorr_profile_init       init.c, once, while initialising (after the NVTX tool)
  *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
  *   nvtxcorr_profile_forget     kernels.c and graphs.c, when a handle's label changes
  *   nvtxcorr_profile_forget_all kernels.c, when a module unload drops every function label

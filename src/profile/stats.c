@@ -40,37 +40,13 @@ static pthread_key_t thread_key;
 
 /* ---- interning (under intern_lock) ---- */
 enum { BUCKETS = 8192 };
-typedef struct entry {
-    struct entry *next;
-    char *key;
-    void *value;
-} entry_t;
-static entry_t *site_buckets[BUCKETS], *label_buckets[BUCKETS];
+static prof_intern_entry_t *site_buckets[BUCKETS], *label_buckets[BUCKETS];
+static prof_intern_t sites = {site_buckets, BUCKETS, 0}, labels = {label_buckets, BUCKETS, 0};
 
-static size_t hash(const char *s)
+static void *lookup(const prof_intern_t *t, const char *key)
 {
-    size_t h = 1469598103934665603ull;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-    return h % BUCKETS;
-}
-
-static void *lookup(entry_t **buckets, const char *key)
-{
-    for (entry_t *e = buckets[hash(key)]; e; e = e->next)
-        if (!strcmp(e->key, key)) return e->value;
-    return NULL;
-}
-
-static int remember(entry_t **buckets, const char *key, void *value)
-{
-    entry_t *e = malloc(sizeof *e);
-    if (e == NULL || (e->key = strdup(key)) == NULL) return free(e), -1;
-    size_t b = hash(key);
-    e->value = value;
-    e->next = buckets[b];
-    buckets[b] = e;
-    return 0;
+    const prof_intern_entry_t *e = nvtxcorr_prof_intern_find(t, key);
+    return e ? e->value : NULL;
 }
 
 /* "text\x1f" "category": two labels differ when either differs. */
@@ -92,14 +68,14 @@ static prof_label_t *label_intern(const char *text, const char *category)
 {
     char *key = join(text, category, NULL);
     if (key == NULL) return NULL;
-    prof_label_t *l = lookup(label_buckets, key);
+    prof_label_t *l = lookup(&labels, key);
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_relaxed);
     if (l == NULL && n < PROF_MAX_SITES && (l = calloc(1, sizeof *l)) != NULL) {
         l->id = n;
         l->text = strdup(text);
         l->category = category ? strdup(category) : NULL;
         if (l->text == NULL || (category && l->category == NULL) ||
-            remember(label_buckets, key, l) != 0) {
+            nvtxcorr_prof_intern_add(&labels, key, l) == NULL) {
             free(l);
             l = NULL;
         } else {
@@ -125,7 +101,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
             nvtxcorr_prof_say("warn",
                               "profile: more than 8191 distinct graph labels; the others are "
                               "counted under [other graphs]",
-                              NULL);
+                              (char *)NULL);
     } else if (n >= PROF_MAX_SITES) {
         static int warned[2];
         if (!warned[graph]++)
@@ -134,7 +110,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
                                       "labels; the other graphs are counted under [other graphs]"
                                     : "profile: more than 32766 distinct kernels and graph "
                                       "labels; the other kernels are counted under [other]",
-                              NULL);
+                              (char *)NULL);
     } else {
         return NULL;
     }
@@ -182,11 +158,12 @@ static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const c
     char *key = join(graph ? "g" : name, text ? text : "\x1e-", category);
     if (key == NULL) return NULL;
     pthread_mutex_lock(&intern_lock);
-    nvtxcorr_profile_site_t *s = lookup(site_buckets, key);
+    nvtxcorr_profile_site_t *s = lookup(&sites, key);
     if (s == NULL && (s = over_limit(graph)) == NULL) {
         prof_label_t *group = text ? label_intern(text, category) : NULL;
         s = site_new(graph, name, function, graph ? NULL : label, group);
-        if (s && s->id > PROF_OTHER_GRAPHS_SITE && remember(site_buckets, key, s) != 0) s = NULL;
+        if (s && s->id > PROF_OTHER_GRAPHS_SITE && nvtxcorr_prof_intern_add(&sites, key, s) == NULL)
+            s = NULL;
     }
     pthread_mutex_unlock(&intern_lock);
     free(key);
@@ -250,7 +227,7 @@ static void site_slow_here(void *arg)
         int named = key && (kind == NVTXCORR_PROFILE_HOST
                                 ? nvtxcorr_host_name(key, raw, sizeof raw)
                                 : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
-        if (!named) snprintf(raw, sizeof raw, "unknown_kernel");
+        if (!named) snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
         nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
         /* A label that could not be made (out of memory) still counts under the kernel's
          * default label text. */
@@ -424,12 +401,13 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         }
     }
     pl->ext = 0;
-    int gpu = nvtxcorr_prof_gpu_on;    /* CUPTI: the launch's external correlation id */
-    if (NVTXCORR_UNLIKELY(gpu == 2)) { /* CUPTI starts here, so this launch is measured too */
+    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
+    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
         nvtxcorr_prof_gpu_first_launch();
         gpu = nvtxcorr_prof_gpu_on;
     }
-    if (gpu == 1 && s != NULL && !pl->capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    if (gpu == PROF_GPU_COLLECTING && s != NULL && !pl->capturing)
+        nvtxcorr_prof_gpu_push(pl, s->id);
     /* The launch call alone: everything above (CUPTI's start at the first launch, the
      * correlation push, the range push) is before the clock starts, and what nvtxcorr does
      * inside the call (CUPTI's callbacks) is taken out at the end. */

@@ -7,6 +7,9 @@
  * full disk, the file-size limit, a descriptor the program closed), the part is removed and
  * the text table goes to stderr instead, after one line saying why, so nothing is lost.
  *
+ * This file gathers the numbers into rows (summary.h) and hands them to the format's writer
+ * (summary_json.c, summary_csv.c, summary_text.c), each behind the same small ops struct.
+ *
  * Everything here may run in a signal handler: records are read with relaxed loads while
  * other threads may still be launching (a count read a moment early is fine), nothing is
  * allocated (the tables below are static) and no lock is taken. */
@@ -14,10 +17,9 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "summary.h"
 
 typedef struct agg {
     uint64_t launches, graph_launches, errors, capture, total, min, max, p50, p99;
@@ -32,33 +34,6 @@ static summary_t label_sum[PROF_MAX_SITES], site_sum[PROF_MAX_SITES];
 static uint32_t order[PROF_MAX_SITES];
 static agg_t scratch;
 static prof_out_t out;
-static char cmdline[32768];
-
-uint64_t nvtxcorr_prof_bucket_low(unsigned b)
-{
-    if (b < PROF_EXACT) return b;
-    unsigned o = 3 + (b - PROF_EXACT) / PROF_SUB, s = (b - PROF_EXACT) % PROF_SUB;
-    return (1ull << o) + (uint64_t)s * (1ull << (o - 2));
-}
-
-/* A percentile from the histogram: the midpoint of the bucket that holds it, kept within the
- * record's exact min and max. */
-uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
-                                  uint64_t per_mille)
-{
-    if (n == 0) return 0;
-    uint64_t want = (n * per_mille + 999) / 1000, seen = 0;
-    for (unsigned b = 0; b < PROF_BUCKETS; b++) {
-        seen += hist[b];
-        if (seen >= want && hist[b]) {
-            uint64_t lo = nvtxcorr_prof_bucket_low(b);
-            uint64_t hi = b + 1 < PROF_BUCKETS ? nvtxcorr_prof_bucket_low(b + 1) : max + 1;
-            uint64_t v = b < PROF_EXACT ? lo : lo + (hi - lo) / 2;
-            return v < min ? min : v > max ? max : v;
-        }
-    }
-    return max;
-}
 
 static uint64_t percentile(const agg_t *a, uint64_t per_mille)
 {
@@ -150,58 +125,106 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
     nvtxcorr_prof_sort(v, n, before);
 }
 
-/* ---- the three formats ---- */
-typedef struct totals {
-    uint64_t launches, graph_launches, errors, capture, total, skipped;
-    uint64_t own;                 /* nvtxcorr's own work inside launch calls, not in `total` */
-    uint64_t other, other_graphs; /* launches beyond the site bounds (internal.h) */
-} totals_t;
-
-static void json_counters(const agg_t *a, const prof_gpu_stat_t *gpu)
+/* ---- GPU time per label and kernel (gpu.c aggregates it; here it is read for the rows) ---- */
+int nvtxcorr_prof_gpu_reported(void)
 {
-    static const char *const keys[] = {
-        "\"launches\": ",           ", \"graph_launches\": ", ", \"errors\": ",
-        ", \"capture_launches\": ", ", \"cpu_ns\": ",         ", \"cpu_min_ns\": ",
-        ", \"cpu_max_ns\": ",       ", \"cpu_mean_ns\": ",    ", \"cpu_p50_ns\": ",
-        ", \"cpu_p99_ns\": "};
-    uint64_t vals[] = {a->launches, a->graph_launches,
-                       a->errors,   a->capture,
-                       a->total,    a->launches ? a->min : 0,
-                       a->max,      a->launches ? a->total / a->launches : 0,
-                       a->p50,      a->p99};
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
-        nvtxcorr_out_str(&out, keys[i]);
-        nvtxcorr_out_u64(&out, vals[i]);
-    }
-    nvtxcorr_out_str(&out, ", ");
-    nvtxcorr_prof_gpu_json_stat(&out, gpu);
-    nvtxcorr_out_str(&out, ", \"cpu_histogram\": [");
-    int first = 1;
-    for (unsigned b = 0; b < PROF_BUCKETS; b++)
-        if (a->hist[b]) {
-            nvtxcorr_out_str(&out, first ? "[" : ", [");
-            nvtxcorr_out_u64(&out, b);
-            nvtxcorr_out_str(&out, ", ");
-            nvtxcorr_out_u64(&out, a->hist[b]);
-            nvtxcorr_out_str(&out, "]");
-            first = 0;
-        }
-    nvtxcorr_out_str(&out, "]}");
+    return nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING && nvtxcorr_prof_gpu.by_kernel != NULL;
 }
 
-static void json_command(void)
+static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, cmdline, sizeof cmdline - 1) : -1;
-    if (fd >= 0) close(fd);
-    nvtxcorr_out_str(&out, "[");
-    for (ssize_t i = 0; n > 0 && i < n;) {
-        cmdline[n] = 0;
-        if (i) nvtxcorr_out_str(&out, ", ");
-        nvtxcorr_out_json(&out, cmdline + i);
-        i += (ssize_t)strlen(cmdline + i) + 1;
+    if (b->n == 0) return;
+    if (a->n == 0 || b->min < a->min) a->min = b->min;
+    if (b->max > a->max) a->max = b->max;
+    a->n += b->n;
+    a->ns += b->ns;
+}
+
+static void percentiles(prof_gpu_stat_t *s, const uint64_t *hist)
+{
+    s->hist = hist;
+    s->p50 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 500) : 0;
+    s->p99 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 990) : 0;
+}
+
+/* The label's sites merged; its histogram is a static scratch, valid until the next call. */
+void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
+                                  prof_gpu_stat_t *st)
+{
+    static uint64_t hist[PROF_BUCKETS];
+    int whole = 1;
+    memset(st, 0, sizeof *st);
+    if (!nvtxcorr_prof_gpu_reported()) return;
+    const prof_gpu_stat_t *v =
+        by_kernel ? nvtxcorr_prof_gpu.by_kernel : nvtxcorr_prof_gpu.by_launch;
+    uint64_t *const *hists =
+        by_kernel ? nvtxcorr_prof_gpu.kernel_hist : nvtxcorr_prof_gpu.launch_hist;
+    memset(hist, 0, sizeof hist);
+    for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
+         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
+        if (s->id >= nsites || v[s->id].n == 0) continue;
+        merge(st, &v[s->id]);
+        if (hists[s->id] == NULL) whole = 0;
+        for (unsigned b = 0; whole && b < PROF_BUCKETS; b++)
+            hist[b] += hists[s->id][b];
     }
-    nvtxcorr_out_str(&out, "]");
+    percentiles(st, whole ? hist : NULL);
+}
+
+void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *st)
+{
+    memset(st, 0, sizeof *st);
+    if (!nvtxcorr_prof_gpu_reported()) return;
+    *st = nvtxcorr_prof_gpu.by_kernel[id];
+    percentiles(st, nvtxcorr_prof_gpu.kernel_hist[id]);
+}
+
+/* Sites whose rule says "-": their kernels' time (by kernel) or the time their launches
+ * caused (by launch) is in no label of that view. */
+static uint64_t unlabelled_ns(uint32_t nsites, const prof_gpu_stat_t *view)
+{
+    uint64_t ns = 0;
+    for (uint32_t i = 0; i < nsites; i++) {
+        const nvtxcorr_profile_site_t *s =
+            atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
+        if (s->label_id == PROF_NO_LABEL) ns += view[i].ns;
+    }
+    return ns;
+}
+
+/* Labels with GPU operations in one view, into gpu_order, most time first. */
+static prof_gpu_stat_t label_gpu[PROF_MAX_SITES];
+static uint32_t gpu_order[PROF_MAX_SITES];
+static int before_gpu(uint32_t a, uint32_t b)
+{
+    if (label_gpu[a].ns != label_gpu[b].ns) return label_gpu[a].ns > label_gpu[b].ns;
+    return a < b;
+}
+static uint32_t gpu_labels(uint32_t nsites, int by_kernel)
+{
+    uint32_t n = 0,
+             nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
+    for (uint32_t i = 0; i < nlabels; i++) {
+        const prof_label_t *l =
+            atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
+        nvtxcorr_prof_gpu_label_stat(l, nsites, by_kernel, &label_gpu[i]);
+        if (label_gpu[i].n) gpu_order[n++] = i;
+    }
+    nvtxcorr_prof_sort(gpu_order, n, before_gpu);
+    return n;
+}
+
+static const char *kind_of(const char *label)
+{
+    return !strcmp(label, "[memcpy]") ? "memcpy" : !strcmp(label, "[memset]") ? "memset" : "kernel";
+}
+
+/* Graph launch sites with GPU replays. A graph whose rule says "-" has no label, so no entry
+ * (its time is in gpu_unlabelled_launch_ns), as a skipped kernel has none in kernel_labels;
+ * its site's name, "-", would read as a graph labelled "-". */
+static const prof_gpu_replays_t *replays_of(const nvtxcorr_profile_site_t *s)
+{
+    return s->graph && s->label_id != PROF_NO_LABEL ? nvtxcorr_prof_gpu.replays[s->id] : NULL;
 }
 
 static const char *label_category(uint32_t label_id)
@@ -224,353 +247,170 @@ static uint64_t uncounted_at_start(void)
     return atomic_load_explicit(&nvtxcorr_launches_while_starting, memory_order_relaxed);
 }
 
-static void write_json(uint32_t nl, uint32_t nlabels, uint32_t nk, uint32_t nsites,
-                       const totals_t *tot, uint64_t end_ns)
+/* ---- the field tables (summary.h) ---- */
+#define PROF_FIELD(id, key, kind) {key, PROF_KIND_##kind},
+const prof_field_t nvtxcorr_prof_row_fields[PROF_ROW_N] = {PROF_ROW_FIELDS(PROF_FIELD)};
+const prof_field_t nvtxcorr_prof_graph_fields[PROF_GRAPH_N] = {PROF_GRAPH_FIELDS(PROF_FIELD)};
+const prof_field_t nvtxcorr_prof_total_fields[PROF_TOTAL_N] = {PROF_TOTAL_FIELDS(PROF_FIELD)};
+#undef PROF_FIELD
+#define PROF_SECTION_JSON(id, json, csv) json,
+#define PROF_SECTION_CSV(id, json, csv) csv,
+const char *const nvtxcorr_prof_section_json[PROF_SECTION_N] = {PROF_SECTIONS(PROF_SECTION_JSON)};
+const char *const nvtxcorr_prof_section_csv[PROF_SECTION_N] = {PROF_SECTIONS(PROF_SECTION_CSV)};
+#undef PROF_SECTION_JSON
+#undef PROF_SECTION_CSV
+
+/* ---- rows ---- */
+#define BIT(f) (1u << (f))
+#define CPU_FIELDS                                                                                 \
+    (BIT(PROF_F_LAUNCHES) | BIT(PROF_F_GRAPH_LAUNCHES) | BIT(PROF_F_ERRORS) |                      \
+     BIT(PROF_F_CAPTURE) | BIT(PROF_F_CPU_NS) | BIT(PROF_F_CPU_MIN) | BIT(PROF_F_CPU_MAX) |        \
+     BIT(PROF_F_CPU_MEAN) | BIT(PROF_F_CPU_P50) | BIT(PROF_F_CPU_P99) | BIT(PROF_F_CPU_HIST))
+
+static void fill_cpu(prof_row_t *r, const agg_t *a)
 {
-    static struct utsname u;
-    nvtxcorr_out_str(&out, "{\"nvtxcorr_profile\": 1, \"pid\": ");
-    nvtxcorr_out_u64(&out, (uint64_t)nvtxcorr_prof_process.pid);
-    nvtxcorr_out_str(&out, ", \"host\": ");
-    nvtxcorr_out_json(&out, uname(&u) == 0 ? u.nodename : NULL);
-    nvtxcorr_out_str(&out, ",\n \"command\": ");
-    json_command();
-    nvtxcorr_out_str(&out, ",\n \"start_ns\": ");
-    nvtxcorr_out_u64(&out, nvtxcorr_prof_process.start_ns);
-    nvtxcorr_out_str(&out, ", \"end_ns\": ");
-    nvtxcorr_out_u64(&out, end_ns);
-    nvtxcorr_out_str(&out, ", \"clock\": ");
-    nvtxcorr_out_json(&out, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
-    nvtxcorr_out_str(&out, ", ");
-    nvtxcorr_prof_gpu_json_head(&out);
-    nvtxcorr_out_str(&out, ",\n \"histogram\": {\"exact_below_ns\": ");
-    nvtxcorr_out_u64(&out, PROF_EXACT);
-    nvtxcorr_out_str(&out, ", \"sub_buckets\": ");
-    nvtxcorr_out_u64(&out, PROF_SUB);
-    nvtxcorr_out_str(&out, ", \"buckets\": ");
-    nvtxcorr_out_u64(&out, PROF_BUCKETS);
-    nvtxcorr_out_str(&out, "},\n \"totals\": {\"launches\": ");
-    nvtxcorr_out_u64(&out, tot->launches);
-    nvtxcorr_out_str(&out, ", \"graph_launches\": ");
-    nvtxcorr_out_u64(&out, tot->graph_launches);
-    nvtxcorr_out_str(&out, ", \"errors\": ");
-    nvtxcorr_out_u64(&out, tot->errors);
-    nvtxcorr_out_str(&out, ", \"capture_launches\": ");
-    nvtxcorr_out_u64(&out, tot->capture);
-    nvtxcorr_out_str(&out, ", \"cpu_ns\": ");
-    nvtxcorr_out_u64(&out, tot->total);
-    nvtxcorr_out_str(&out, ", \"cpu_own_ns\": ");
-    nvtxcorr_out_u64(&out, tot->own);
-    nvtxcorr_out_str(&out, ", \"unlabelled_launches\": ");
-    nvtxcorr_out_u64(&out, tot->skipped);
-    nvtxcorr_out_str(&out, ", \"other_launches\": ");
-    nvtxcorr_out_u64(&out, tot->other);
-    nvtxcorr_out_str(&out, ", \"other_graph_launches\": ");
-    nvtxcorr_out_u64(&out, tot->other_graphs);
-    nvtxcorr_out_str(&out, ", \"uncounted_at_start\": ");
-    nvtxcorr_out_u64(&out, uncounted_at_start());
-    nvtxcorr_prof_gpu_json_totals(&out);
-    nvtxcorr_out_str(&out, "},\n \"labels\": [");
-    for (uint32_t i = 0; i < nl; i++) {
-        const prof_label_t *l =
-            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
-        aggregate_label(l, nsites, &scratch);
-        nvtxcorr_out_str(&out, i ? ",\n  {\"label\": " : "\n  {\"label\": ");
-        nvtxcorr_out_json(&out, l->text);
-        nvtxcorr_out_str(&out, ", \"category\": ");
-        nvtxcorr_out_json(&out, l->category);
-        nvtxcorr_out_str(&out, ", ");
-        prof_gpu_stat_t gpu;
-        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &gpu);
-        json_counters(&scratch, &gpu);
-    }
-    (void)nlabels;
-    nvtxcorr_out_str(&out, "],\n \"kernels\": [");
-    for (uint32_t i = 0; i < nk; i++) {
-        const nvtxcorr_profile_site_t *s = atomic_load_explicit(
-            &nvtxcorr_prof_sites[order[PROF_MAX_SITES - 1 - i]], memory_order_relaxed);
-        aggregate_site(s, &scratch);
-        nvtxcorr_out_str(&out, i ? ",\n  {\"name\": " : "\n  {\"name\": ");
-        nvtxcorr_out_json(&out, s->name);
-        nvtxcorr_out_str(&out, ", \"function\": ");
-        nvtxcorr_out_json(&out, s->function);
-        nvtxcorr_out_str(&out, ", \"label\": ");
-        nvtxcorr_out_json(&out, label_text(s->label_id));
-        nvtxcorr_out_str(&out, ", \"category\": ");
-        nvtxcorr_out_json(&out, label_category(s->label_id));
-        nvtxcorr_out_str(&out, ", ");
-        json_counters(&scratch, site_gpu(s->id));
-    }
-    nvtxcorr_out_str(&out, "]");
-    nvtxcorr_prof_gpu_json_sections(&out, nsites);
-    nvtxcorr_out_str(&out, "}\n");
+    uint64_t *v = r->v;
+    v[PROF_F_LAUNCHES] = a->launches;
+    v[PROF_F_GRAPH_LAUNCHES] = a->graph_launches;
+    v[PROF_F_ERRORS] = a->errors;
+    v[PROF_F_CAPTURE] = a->capture;
+    v[PROF_F_CPU_NS] = a->total;
+    v[PROF_F_CPU_MIN] = a->launches ? a->min : 0;
+    v[PROF_F_CPU_MAX] = a->max;
+    v[PROF_F_CPU_MEAN] = a->launches ? a->total / a->launches : 0;
+    v[PROF_F_CPU_P50] = a->p50;
+    v[PROF_F_CPU_P99] = a->p99;
+    r->hist[PROF_F_CPU_HIST] = a->hist;
+    r->have |= CPU_FIELDS;
 }
 
-static void csv_row(const char *section, const char *label, const char *category, const char *name,
-                    const char *function, const summary_t *s, const prof_gpu_stat_t *gpu)
+/* Without GPU time every GPU field is null; percentiles and the histogram exist for a row
+ * without operations, or one whose histogram is whole. */
+static void fill_gpu(prof_row_t *r, const prof_gpu_stat_t *s)
 {
-    nvtxcorr_out_str(&out, section);
-    const char *text[] = {label, category, name, function};
-    for (int i = 0; i < 4; i++) {
-        nvtxcorr_out_str(&out, ",");
-        nvtxcorr_out_csv(&out, text[i]);
-    }
-    uint64_t vals[] = {s->launches, s->graph_launches,
-                       s->errors,   s->capture,
-                       s->total,    s->launches ? s->min : 0,
-                       s->max,      s->launches ? s->total / s->launches : 0,
-                       s->p50,      s->p99};
-    for (size_t i = 0; i < sizeof vals / sizeof *vals; i++) {
-        nvtxcorr_out_str(&out, ",");
-        nvtxcorr_out_u64(&out, vals[i]);
-    }
-    nvtxcorr_out_str(&out, ",");
-    nvtxcorr_prof_gpu_csv_stat(&out, gpu);
-    nvtxcorr_out_str(&out, "\n");
+    if (!nvtxcorr_prof_gpu_reported()) return;
+    uint64_t *v = r->v;
+    v[PROF_F_GPU_NS] = s->ns;
+    v[PROF_F_GPU_KERNELS] = s->n;
+    v[PROF_F_GPU_MIN] = s->min;
+    v[PROF_F_GPU_MAX] = s->max;
+    v[PROF_F_GPU_MEAN] = s->n ? s->ns / s->n : 0;
+    r->have |= BIT(PROF_F_GPU_NS) | BIT(PROF_F_GPU_KERNELS) | BIT(PROF_F_GPU_MIN) |
+               BIT(PROF_F_GPU_MAX) | BIT(PROF_F_GPU_MEAN);
+    if (s->n != 0 && s->hist == NULL) return;
+    v[PROF_F_GPU_P50] = s->n ? s->p50 : 0;
+    v[PROF_F_GPU_P99] = s->n ? s->p99 : 0;
+    r->hist[PROF_F_GPU_HIST] = s->n ? s->hist : NULL;
+    r->have |= BIT(PROF_F_GPU_P50) | BIT(PROF_F_GPU_P99) | BIT(PROF_F_GPU_HIST);
 }
 
-static void write_csv(uint32_t nl, uint32_t nk, uint32_t nsites)
+static void fill_graph(prof_row_t *r, const prof_gpu_replays_t *g)
 {
-    nvtxcorr_out_str(&out, "section,label,category,name,function,launches,graph_launches,errors,"
-                           "capture_launches,cpu_ns,cpu_min_ns,cpu_max_ns,cpu_mean_ns,"
-                           "cpu_p50_ns,cpu_p99_ns,gpu_ns,gpu_kernels,gpu_min_ns,gpu_max_ns,"
-                           "gpu_mean_ns,gpu_p50_ns,gpu_p99_ns\n");
-    for (uint32_t i = 0; i < nl; i++) {
-        const prof_label_t *l =
-            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
-        prof_gpu_stat_t gpu;
-        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &gpu);
-        csv_row("label", l->text, l->category, NULL, NULL, &label_sum[order[i]], &gpu);
-    }
-    for (uint32_t i = 0; i < nk; i++) {
-        uint32_t id = order[PROF_MAX_SITES - 1 - i];
-        const nvtxcorr_profile_site_t *s =
-            atomic_load_explicit(&nvtxcorr_prof_sites[id], memory_order_relaxed);
-        csv_row("kernel", label_text(s->label_id), label_category(s->label_id), s->name,
-                s->function, &site_sum[id], site_gpu(id));
-    }
-    if (uncounted_at_start()) { /* a row of its own: its launches column, nothing else */
-        nvtxcorr_out_str(&out, "uncounted_at_start,,,,,");
-        nvtxcorr_out_u64(&out, uncounted_at_start());
-        nvtxcorr_out_str(&out, ",,,,,,,,,,,,,,,,\n");
-    }
-    nvtxcorr_prof_gpu_csv_sections(&out, nsites);
+    uint64_t *v = r->v, n = g->time.n;
+    v[PROF_G_REPLAYS] = n;
+    v[PROF_G_KERNELS] = g->ops;
+    v[PROF_G_PER_REPLAY] = g->ops / n;
+    v[PROF_G_NS] = g->time.ns;
+    v[PROF_G_MIN] = g->time.min;
+    v[PROF_G_MAX] = g->time.max;
+    v[PROF_G_MEAN] = g->time.ns / n;
+    v[PROF_G_P50] = nvtxcorr_prof_percentile(g->hist, n, g->time.min, g->time.max, 500);
+    v[PROF_G_P99] = nvtxcorr_prof_percentile(g->hist, n, g->time.min, g->time.max, 990);
+    r->hist[PROF_G_HIST] = g->hist;
+    r->have = (1u << PROF_GRAPH_N) - 1;
 }
 
-/* ---- text: at most 100 columns ---- */
-static void pad(const char *s, size_t width, int right)
+static void row_texts(prof_row_t *r, const char *label, const char *category, const char *name,
+                      const char *function)
 {
-    nvtxcorr_prof_pad(&out, s, width, right);
+    memset(r, 0, sizeof *r);
+    r->text[PROF_T_LABEL] = label, r->text[PROF_T_CATEGORY] = category;
+    r->text[PROF_T_NAME] = name, r->text[PROF_T_FUNCTION] = function;
 }
 
-/* Columns are UTF-8 code points. */
-static size_t text_cols(const char *s)
+/* ---- the walk: every section's records, each made just before the writer sees it (a
+ * label's GPU histogram is a scratch that the next label's reuses) ---- */
+static prof_row_t row;
+
+static void deliver(const prof_writer_t *w, prof_out_t *o, const prof_summary_t *sum, int sec,
+                    int measuring)
 {
-    size_t cols = 0;
-    for (; *s; s++)
-        cols += ((unsigned char)*s & 0xC0) != 0x80;
-    return cols;
+    if (measuring)
+        w->measure(sum, sec, &row);
+    else
+        w->record(o, sum, sec, &row);
 }
 
-/* The byte offset of code point `col` of s. */
-static size_t col_offset(const char *s, size_t col)
+static void walk_section(const prof_writer_t *w, prof_out_t *o, const prof_summary_t *sum, int sec,
+                         uint32_t nl, uint32_t nk, uint32_t nsites, int measuring)
 {
-    size_t i = 0;
-    for (size_t seen = 0; s[i]; i++)
-        if (((unsigned char)s[i] & 0xC0) != 0x80 && seen++ == col) break;
-    return i;
-}
-
-void nvtxcorr_prof_pad(prof_out_t *o, const char *text, size_t width, int right)
-{
-    char s[1024]; /* control bytes and bytes that are not UTF-8 shown as '?' */
-    size_t bytes = nvtxcorr_text_safe(s, sizeof s, text), cols = text_cols(s);
-    if (cols > width) { /* cut in the middle: names that differ at the end stay apart */
-        size_t head = width >= 2 ? (width - 2) / 2 : 0, tail = width >= 3 ? (width - 3) / 2 : 0;
-        nvtxcorr_out_mem(o, s, col_offset(s, head));
-        nvtxcorr_out_str(o, "...");
-        size_t from = col_offset(s, cols - tail);
-        nvtxcorr_out_mem(o, s + from, bytes - from);
-        return;
-    }
-    for (size_t i = cols; right && i < width; i++)
-        nvtxcorr_out_str(o, " ");
-    nvtxcorr_out_mem(o, s, bytes);
-    for (size_t i = cols; !right && i < width; i++)
-        nvtxcorr_out_str(o, " ");
-}
-
-void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second)
-{
-    size_t a = text_cols(first), b = text_cols(second ? second : "-");
-    if (a > c->need1) c->need1 = a;
-    if (b > c->need2) c->need2 = b;
-}
-
-/* The second column gets what its longest value needs, but no more than leaves the first what
- * its longest needs unless that would leave the second under PROF_SECOND_MIN; the first takes
- * everything left. */
-void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two)
-{
-    size_t room = PROF_TEXT_WIDTH - numbers;
-    if (!two) {
-        c->first = room, c->second = 0;
-        return;
-    }
-    size_t left = room - 1 > c->need1 ? room - 1 - c->need1 : 0;
-    size_t w2 = left > PROF_SECOND_MIN ? left : PROF_SECOND_MIN;
-    if (c->need2 < w2) w2 = c->need2;
-    c->second = w2;
-    c->first = room - 1 - w2;
-}
-
-/* 3 significant digits: "812 ns", "4.07 us", "12.3 ms", "1.50 s". */
-void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns)
-{
-    static const char *const units[] = {" ns", " us", " ms", " s"};
-    uint64_t scale = 1;
-    int u = 0;
-    while (u < 3 && ns >= scale * 1000)
-        scale *= 1000, u++;
-    size_t n;
-    if (u == 0) {
-        n = nvtxcorr_fmt_u64(buf, ns);
-    } else {
-        uint64_t hundredths = (ns * 100 + scale / 2) / scale; /* x.yz */
-        if (hundredths >= 100000 && u < 3) {
-            scale *= 1000, u++;
-            hundredths = (ns * 100 + scale / 2) / scale;
+    prof_gpu_stat_t gpu;
+    if (sec == PROF_SEC_LABELS) {
+        for (uint32_t i = 0; i < nl; i++) {
+            const prof_label_t *l =
+                atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
+            aggregate_label(l, nsites, &scratch);
+            row_texts(&row, l->text, l->category, NULL, NULL);
+            fill_cpu(&row, &scratch);
+            nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &gpu);
+            fill_gpu(&row, &gpu);
+            deliver(w, o, sum, sec, measuring);
         }
-        int decimals = hundredths < 1000 ? 2 : hundredths < 10000 ? 1 : 0;
-        uint64_t v = decimals == 2   ? hundredths
-                     : decimals == 1 ? (hundredths + 5) / 10
-                                     : (hundredths + 50) / 100;
-        uint64_t div = decimals == 2 ? 100 : decimals == 1 ? 10 : 1;
-        n = nvtxcorr_fmt_u64(buf, v / div);
-        if (decimals) {
-            buf[n++] = '.';
-            uint64_t frac = v % div;
-            if (decimals == 2 && frac < 10) buf[n++] = '0';
-            n += nvtxcorr_fmt_u64(buf + n, frac);
+    } else if (sec == PROF_SEC_KERNELS) {
+        for (uint32_t i = 0; i < nk; i++) {
+            const nvtxcorr_profile_site_t *s = atomic_load_explicit(
+                &nvtxcorr_prof_sites[order[PROF_MAX_SITES - 1 - i]], memory_order_relaxed);
+            aggregate_site(s, &scratch);
+            row_texts(&row, label_text(s->label_id), label_category(s->label_id), s->name,
+                      s->function);
+            fill_cpu(&row, &scratch);
+            fill_gpu(&row, site_gpu(s->id));
+            deliver(w, o, sum, sec, measuring);
+        }
+    } else if (sum->gpu && (sec == PROF_SEC_LAUNCH_GPU || sec == PROF_SEC_KERNEL_LABELS)) {
+        int by_kernel = sec == PROF_SEC_KERNEL_LABELS;
+        uint32_t n = gpu_labels(nsites, by_kernel);
+        for (uint32_t i = 0; i < n; i++) {
+            const prof_label_t *l =
+                atomic_load_explicit(&nvtxcorr_prof_labels[gpu_order[i]], memory_order_relaxed);
+            row_texts(&row, l->text, l->category, by_kernel ? kind_of(l->text) : NULL, NULL);
+            nvtxcorr_prof_gpu_label_stat(l, nsites, by_kernel, &gpu); /* again, for its histogram */
+            fill_gpu(&row, &gpu);
+            deliver(w, o, sum, sec, measuring);
+        }
+    } else if (sum->gpu && sec == PROF_SEC_GRAPHS) {
+        for (uint32_t i = 0; i < nsites; i++) {
+            const nvtxcorr_profile_site_t *s =
+                atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
+            const prof_gpu_replays_t *r = replays_of(s);
+            if (r == NULL || r->time.n == 0) continue;
+            row_texts(&row, s->name, label_category(s->label_id), NULL, NULL);
+            fill_graph(&row, r);
+            deliver(w, o, sum, sec, measuring);
         }
     }
-    strcpy(buf + n, units[u]);
 }
 
-static void cell_time(uint64_t ns, size_t width)
+static void write_summary(const prof_writer_t *w, prof_out_t *o, const prof_summary_t *sum,
+                          uint32_t nl, uint32_t nk, uint32_t nsites)
 {
-    char buf[32];
-    nvtxcorr_prof_fmt_time(buf, ns);
-    nvtxcorr_out_str(&out, " ");
-    pad(buf, width, 1);
+    w->begin(o, sum);
+    for (int sec = 0; w->measure && sec < PROF_SECTION_N; sec++)
+        walk_section(w, o, sum, sec, nl, nk, nsites, 1);
+    for (int sec = 0; sec < PROF_SECTION_N; sec++) {
+        w->section(o, sum, sec, 0);
+        walk_section(w, o, sum, sec, nl, nk, nsites, 0);
+        w->section(o, sum, sec, 1);
+    }
+    w->end(o, sum);
 }
 
-static void cell_u64(uint64_t v, size_t width)
-{
-    char buf[24];
-    buf[nvtxcorr_fmt_u64(buf, v)] = 0;
-    nvtxcorr_out_str(&out, " ");
-    pad(buf, width, 1);
-}
-
-static void cell_share(uint64_t part, uint64_t whole, size_t width)
-{
-    char buf[16];
-    uint64_t tenths = whole ? (part * 1000 + whole / 2) / whole : 0;
-    size_t n = nvtxcorr_fmt_u64(buf, tenths / 10);
-    buf[n++] = '.';
-    n += nvtxcorr_fmt_u64(buf + n, tenths % 10);
-    buf[n++] = '%';
-    buf[n] = 0;
-    nvtxcorr_out_str(&out, " ");
-    pad(buf, width, 1);
-}
-
-static void write_text(uint32_t nl, const totals_t *tot, uint32_t nsites)
-{
-    char t[32];
-    nvtxcorr_out_str(&out, "nvtxcorr: profile of pid ");
-    nvtxcorr_out_u64(&out, (uint64_t)nvtxcorr_prof_process.pid);
-    nvtxcorr_out_str(&out, ": ");
-    nvtxcorr_out_u64(&out, tot->launches);
-    nvtxcorr_out_str(&out, " launches (");
-    nvtxcorr_out_u64(&out, tot->graph_launches);
-    nvtxcorr_out_str(&out, " graph), ");
-    nvtxcorr_out_u64(&out, tot->errors);
-    nvtxcorr_out_str(&out, " errors, ");
-    nvtxcorr_prof_fmt_time(t, tot->total);
-    nvtxcorr_out_str(&out, t);
-    nvtxcorr_out_str(&out, " CPU in launch calls\n");
-    prof_cols_t cols = {0};
-    nvtxcorr_prof_cols_need(&cols, "label", "category");
-    for (uint32_t i = 0; i < nl; i++) {
-        const prof_label_t *l =
-            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
-        if (label_sum[order[i]].launches) nvtxcorr_prof_cols_need(&cols, l->text, l->category);
-    }
-    nvtxcorr_prof_cols_fit(&cols, 54, 1); /* " launches share total mean p50 p99" */
-    pad("label", cols.first, 0);
-    nvtxcorr_out_str(&out, " ");
-    pad("category", cols.second, 0);
-    nvtxcorr_out_str(&out, "  launches  share     total     mean      p50      p99\n");
-    for (uint32_t i = 0; i < nl; i++) {
-        const prof_label_t *l =
-            atomic_load_explicit(&nvtxcorr_prof_labels[order[i]], memory_order_relaxed);
-        const summary_t *s = &label_sum[order[i]];
-        if (s->launches == 0) continue;
-        pad(l->text, cols.first, 0);
-        nvtxcorr_out_str(&out, " ");
-        pad(l->category ? l->category : "-", cols.second, 0);
-        cell_u64(s->launches, 9);
-        cell_share(s->total, tot->total, 6);
-        cell_time(s->total, 9);
-        cell_time(s->total / s->launches, 8);
-        cell_time(s->p50, 8);
-        cell_time(s->p99, 8);
-        nvtxcorr_out_str(&out, "\n");
-    }
-    if (tot->skipped) {
-        nvtxcorr_out_u64(&out, tot->skipped);
-        nvtxcorr_out_str(&out, " launches of kernels whose rule says \"-\" are in no label "
-                               "(see the kernels list)\n");
-    }
-    if (tot->other) {
-        nvtxcorr_out_u64(&out, tot->other);
-        nvtxcorr_out_str(&out, " launches of kernels beyond the 32766 distinct kernels and graph "
-                               "labels kept are counted under [other]\n");
-    }
-    if (tot->other_graphs) {
-        nvtxcorr_out_u64(&out, tot->other_graphs);
-        nvtxcorr_out_str(&out, " launches of graphs beyond the 8191 distinct graph labels kept "
-                               "are counted under [other graphs]\n");
-    }
-    if (tot->capture) {
-        nvtxcorr_out_u64(&out, tot->capture);
-        nvtxcorr_out_str(&out,
-                         " launches made during stream capture (recorded, not run) not counted\n");
-    }
-    if (tot->own) { /* CUPTI's callbacks into nvtxcorr: its time, not the launches' */
-        nvtxcorr_prof_fmt_time(t, tot->own);
-        nvtxcorr_out_str(&out, "nvtxcorr's own work inside the launch calls (CUPTI callbacks), "
-                               "not in the times above: ");
-        nvtxcorr_out_str(&out, t);
-        nvtxcorr_out_str(&out, "\n");
-    }
-    if (uncounted_at_start()) {
-        nvtxcorr_out_u64(&out, uncounted_at_start());
-        nvtxcorr_out_str(&out, " launches made while nvtxcorr was starting passed through "
-                               "uncounted\n");
-    }
-    nvtxcorr_prof_gpu_text(&out, nsites);
-}
-
-typedef enum { FORMAT_TEXT, FORMAT_JSON, FORMAT_CSV } format_t;
-
-static format_t format_of(const char *path)
+static const prof_writer_t *format_of(const char *path)
 {
     size_t n = strlen(path);
-    if (n >= 5 && !strcmp(path + n - 5, ".json")) return FORMAT_JSON;
-    if (n >= 4 && !strcmp(path + n - 4, ".csv")) return FORMAT_CSV;
-    return FORMAT_TEXT;
+    if (n >= 5 && !strcmp(path + n - 5, ".json")) return &nvtxcorr_prof_json_writer;
+    if (n >= 4 && !strcmp(path + n - 4, ".csv")) return &nvtxcorr_prof_csv_writer;
+    return &nvtxcorr_prof_text_writer;
 }
 
 void nvtxcorr_prof_summary_write(void)
@@ -578,8 +418,12 @@ void nvtxcorr_prof_summary_write(void)
     uint64_t end_ns = nvtxcorr_prof_realtime_ns();
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
-    totals_t tot = {0};
-    tot.own = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
+    static prof_summary_t sum;
+    memset(&sum, 0, sizeof sum);
+    uint64_t *tot = sum.total;
+    sum.end_ns = end_ns;
+    tot[PROF_TOT_OWN_NS] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
+    tot[PROF_TOT_UNCOUNTED] = uncounted_at_start();
     /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
     uint32_t nl = 0, nk = 0;
     for (uint32_t i = 0; i < nlabels; i++) {
@@ -594,15 +438,28 @@ void nvtxcorr_prof_summary_write(void)
             atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
         aggregate_site(s, &scratch);
         finish_agg(&scratch, &site_sum[i]);
-        tot.launches += scratch.launches;
-        tot.graph_launches += scratch.graph_launches;
-        tot.errors += scratch.errors;
-        tot.capture += scratch.capture;
-        tot.total += scratch.total;
-        if (s->label_id == PROF_NO_LABEL) tot.skipped += scratch.launches;
-        if (i == PROF_OTHER_SITE) tot.other = scratch.launches;
-        if (i == PROF_OTHER_GRAPHS_SITE) tot.other_graphs = scratch.launches;
+        tot[PROF_TOT_LAUNCHES] += scratch.launches;
+        tot[PROF_TOT_GRAPH_LAUNCHES] += scratch.graph_launches;
+        tot[PROF_TOT_ERRORS] += scratch.errors;
+        tot[PROF_TOT_CAPTURE] += scratch.capture;
+        tot[PROF_TOT_CPU_NS] += scratch.total;
+        if (s->label_id == PROF_NO_LABEL) tot[PROF_TOT_UNLABELLED] += scratch.launches;
+        if (i == PROF_OTHER_SITE) tot[PROF_TOT_OTHER] = scratch.launches;
+        if (i == PROF_OTHER_GRAPHS_SITE) tot[PROF_TOT_OTHER_GRAPHS] = scratch.launches;
         if (!s->graph && (scratch.launches || scratch.capture || site_gpu(i)->n)) kernels[nk++] = i;
+    }
+    sum.gpu = nvtxcorr_prof_gpu_reported();
+    if (sum.gpu) {
+        const prof_gpu_t *g = &nvtxcorr_prof_gpu;
+        nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
+        tot[PROF_TOT_GPU_NS] = g->ns;
+        tot[PROF_TOT_GPU_KERNELS] = g->ops;
+        tot[PROF_TOT_GPU_DROPPED] = g->dropped;
+        tot[PROF_TOT_GPU_INCOMPLETE] = g->incomplete;
+        tot[PROF_TOT_GPU_UNCORRELATED] = g->uncorrelated;
+        tot[PROF_TOT_GPU_UNCORRELATED_NS] = g->uncorrelated_ns;
+        tot[PROF_TOT_GPU_UNLABELLED_NS] = unlabelled_ns(nsites, g->by_kernel);
+        tot[PROF_TOT_GPU_UNLABELLED_LAUNCH_NS] = unlabelled_ns(nsites, g->by_launch);
     }
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
@@ -610,7 +467,7 @@ void nvtxcorr_prof_summary_write(void)
         order[PROF_MAX_SITES - 1 - i] = kernels[i];
 
     const char *path = nvtxcorr_prof_process.profile_path;
-    format_t format = format_of(path);
+    const prof_writer_t *writer = format_of(path);
     /* The file comes into being whole or not at all: the name is claimed (O_EXCL: an
      * existing file is never overwritten), the summary written to a temporary name beside
      * it and renamed over the claim. A failed write (a full disk, the file-size limit, a
@@ -623,9 +480,9 @@ void nvtxcorr_prof_summary_write(void)
             nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
                               err == EEXIST ? "; not overwritten, summary printed to stderr instead"
                                             : "; summary printed to stderr instead",
-                              NULL);
+                              (char *)NULL);
         nvtxcorr_out_open(&out, STDERR_FILENO, 0);
-        write_text(nl, &tot, nsites);
+        write_summary(&nvtxcorr_prof_text_writer, &out, &sum, nl, nk, nsites);
         nvtxcorr_out_flush(&out);
         return;
     }
@@ -644,12 +501,7 @@ void nvtxcorr_prof_summary_write(void)
     }
     /* No temporary name (too long, or left behind by a killed run): the claim itself. */
     nvtxcorr_out_open(&out, fd >= 0 ? fd : claim, 1);
-    if (format == FORMAT_JSON)
-        write_json(nl, nlabels, nk, nsites, &tot, end_ns);
-    else if (format == FORMAT_CSV)
-        write_csv(nl, nk, nsites);
-    else
-        write_text(nl, &tot, nsites);
+    write_summary(writer, &out, &sum, nl, nk, nsites);
     nvtxcorr_out_flush(&out);
     int err = out.err;
     if (fd >= 0) {
@@ -664,9 +516,9 @@ void nvtxcorr_prof_summary_write(void)
         unlink(path);
         nvtxcorr_prof_say("error", path, ": write failed: ", nvtxcorr_prof_strerror(err),
                           "; the part written was removed, summary printed to stderr instead",
-                          NULL);
+                          (char *)NULL);
         nvtxcorr_out_open(&out, STDERR_FILENO, 0);
-        write_text(nl, &tot, nsites);
+        write_summary(&nvtxcorr_prof_text_writer, &out, &sum, nl, nk, nsites);
         nvtxcorr_out_flush(&out);
     }
 }

@@ -143,7 +143,7 @@ static void stop(int err)
         err == EBADF                            ? "; nothing more is written to that descriptor"
         : known && st.st_size < PROF_TRACE_PAGE ? "; nothing fitted, no trace kept"
                                                 : "; the events written before are kept",
-        NULL);
+        (char *)NULL);
 }
 
 /* One write of whole pages to the trace, if it is still ours. Caller holds the file lock. */
@@ -169,7 +169,7 @@ static int open_file(void)
             nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(errno),
                               errno == EEXIST ? "; not overwritten, no trace recorded"
                                               : "; no trace recorded",
-                              NULL);
+                              (char *)NULL);
         return -1;
     }
     trace_dev = (uint64_t)st.st_dev, trace_ino = (uint64_t)st.st_ino;
@@ -235,7 +235,7 @@ static void emit(const char *buf, size_t len, int final)
                 mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
                 nvtxcorr_prof_say("warn", nvtxcorr_prof_process.trace_path,
                                   ": trace reached NVTXCORR_TRACE_MAX_MB=", mb,
-                                  " MiB; recording stopped", NULL);
+                                  " MiB; recording stopped", (char *)NULL);
             }
         } else {
             write_pages(buf, len);
@@ -252,15 +252,31 @@ static size_t pad_to_page(char *buf, size_t at)
     return end;
 }
 
-/* A buffer's events, in whole pages (the last one padded with blanks). Caller holds `busy`;
- * the owner may be appending past `committed` meanwhile, so only up to it is touched. */
+/* The closing flush's copy of another thread's last, partial page (one closing flush at a
+ * time: it holds the file lock). */
+static char tail_page[PROF_TRACE_PAGE];
+
+/* A buffer's events, in whole pages (the last one padded with blanks). Caller holds `busy`.
+ * In the closing flush the owner may still be appending past `committed` (a thread that was
+ * launching when exit() or a signal came), so nothing at or past it is written: the partial
+ * last page is copied and padded in tail_page. */
 static void emit_buffer(prof_thread_t *t, int final)
 {
     size_t len = atomic_load_explicit(&t->committed, memory_order_acquire);
     if (len == 0) return;
+    if (final) {
+        size_t whole = len / PROF_TRACE_PAGE * PROF_TRACE_PAGE, part = len - whole;
+        if (whole) emit(t->trace_buf, whole, 1);
+        if (part) {
+            memcpy(tail_page, t->trace_buf + whole, part);
+            memset(tail_page + part, ' ', PROF_TRACE_PAGE - part);
+            emit(tail_page, PROF_TRACE_PAGE, 1);
+        }
+        return;
+    }
     size_t end = pad_to_page(t->trace_buf, len);
     if (end != len) atomic_store_explicit(&t->committed, end, memory_order_release);
-    emit(t->trace_buf, end, final);
+    emit(t->trace_buf, end, 0);
 }
 
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t)

@@ -12,7 +12,6 @@
  *   parser reads every top-level key but "traceEvents" as metadata, so deviceProperties,
  *   which is known only once the GPU has run something, may follow the events.
  * - hta/common/trace.py adds baseTimeNanoseconds to "ts" (in microseconds) for Unix time. */
-#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -20,6 +19,7 @@
 #include <cuda.h>
 
 #include "internal.h"
+#include "nvtxcorr.h"
 
 #define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
 
@@ -62,8 +62,9 @@ size_t nvtxcorr_prof_kineto_head(char *p)
 }
 
 /* deviceProperties, Kineto's field names (output_json.cpp, devicePropertiesJson), asked of
- * the driver the program loaded (never loaded here: RTLD_NOLOAD), once, on the first GPU
- * operation: the driver is initialised by then. Empty when there is no driver to ask. */
+ * the driver the program loaded through the table of the calls nvtxcorr makes for itself
+ * (driver.c), once, on the first GPU operation: the driver is initialised by then. Empty
+ * when there is no driver to ask. */
 static char props[4096];
 static size_t props_len;
 static int props_asked; /* under gpu.c's lock, where GPU operations are traced */
@@ -77,12 +78,10 @@ void nvtxcorr_prof_kineto_devices(void)
 {
     if (props_asked) return;
     props_asked = 1;
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    if (h == NULL) return;
-    count_fn count = (count_fn)dlsym(h, "cuDeviceGetCount");
-    name_fn name = (name_fn)dlsym(h, "cuDeviceGetName");
-    mem_fn mem = (mem_fn)dlsym(h, "cuDeviceTotalMem_v2");
-    attr_fn attr = (attr_fn)dlsym(h, "cuDeviceGetAttribute");
+    count_fn count = (count_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuDeviceGetCount);
+    name_fn name = (name_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuDeviceGetName);
+    mem_fn mem = (mem_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuDeviceTotalMem_v2);
+    attr_fn attr = (attr_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuDeviceGetAttribute);
     int devices = 0;
     if (count && name && mem && attr && count(&devices) == CUDA_SUCCESS) {
         static const struct {
@@ -132,7 +131,6 @@ void nvtxcorr_prof_kineto_devices(void)
         PUT("\n]");
         props_len = n;
     }
-    dlclose(h);
 }
 
 /* What follows the events' "]" at a normal close: deviceProperties when known, then "}". */

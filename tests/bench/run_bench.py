@@ -25,6 +25,7 @@ import argparse
 import os
 import platform
 import random
+import re
 import shutil
 import statistics
 import subprocess
@@ -106,6 +107,11 @@ class Bench:
             if not os.path.exists(path):
                 raise Failure(f"missing {path}: build the 'bench' target first")
         self.tmp = tempfile.mkdtemp(prefix="nvtxcorr-bench-")
+        if re.search(r"[\s:]", self.lib):
+            # ld.so splits LD_PRELOAD at spaces and colons (a clone under "My Projects"):
+            # preload the library through a link in the temporary directory.
+            os.symlink(self.lib, os.path.join(self.tmp, "libnvtxcorr.so"))
+            self.lib = os.path.join(self.tmp, "libnvtxcorr.so")
 
     def prog(self, name):
         return os.path.join(self.bindir, name)

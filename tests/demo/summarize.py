@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints what the recording NVTX tool saw in the demo: the ranges nvtxcorr produced, as a
-short timeline and as a table per label, with categories, colours and graph marks."""
+short timeline and as a table per label, with categories, colors (what label tables call
+color=) and graph marks."""
 import collections
 import sys
 
@@ -22,7 +23,7 @@ def main(path):
     for e in pushes[:16]:
         print(f"  {e[3]}")
     print("  ...\n")
-    print(f"{'label':40} {'count':>5}  {'category':12} colour")
+    print(f"{'label':40} {'count':>5}  {'category':12} color")
     by_label = collections.Counter(e[3] for e in pushes)
     first = {}
     for e in pushes:

@@ -11,7 +11,9 @@ run_tests.py runs them.
 import json
 import os
 import re
+import resource
 import shlex
+import shutil
 import subprocess
 import tempfile
 
@@ -55,10 +57,19 @@ class Run:
         return self.counts.get(name, 0)
 
 
+# A recorder log this large would take more than the suite's memory budget to parse (about
+# 400 bytes of Python per event): a scenario that launches millions of times records nothing
+# (NVTXREC_MODE=noop) instead.
+EVENTS_MAX_BYTES = 256 << 20
+
+
 def parse_events(path):
     events = []
     if not os.path.exists(path):
         return events
+    size = os.path.getsize(path)
+    check(size <= EVENTS_MAX_BYTES, f"the NVTX recorder's log is {size >> 20} MiB, more than "
+          f"the harness parses within the memory budget: record nothing (NVTXREC_MODE=noop)")
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
             parts = line.rstrip("\n").split("\t")
@@ -90,6 +101,18 @@ def parse_counts(path):
     return counts
 
 
+def unpreloadable(path):
+    """ld.so splits LD_PRELOAD at spaces and colons, and the launcher refuses such a path."""
+    return re.search(r"[\s:]", path) is not None
+
+
+def lift_memory_limit():
+    """For an instrumented program (preexec_fn): the sanitizers reserve terabytes of address
+    space, beyond run_tests.py's soft RLIMIT_AS."""
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
 class Env:
     def __init__(self, build):
         self.build = os.path.abspath(build)
@@ -101,11 +124,40 @@ class Env:
         self.fakes = os.path.join(self.build, "fakes")
         self.bin = os.path.join(self.build, "tests", "e2e", "scenarios")
         self.recorder = os.path.join(self.fakes, "libnvtx_recorder.so")
+        self.launcher = os.path.join(self.build, "bin", "nvtxcorr")
+        # A clone under a path with a space or a colon: LD_PRELOAD cannot name the library
+        # there, nor will the launcher. The scenarios then preload it, and run the launcher,
+        # through a mirror of the build tree's installed parts under the temporary directory
+        # (real directories, symlinked files: the launcher resolves only directories).
+        self.front = None
+        if unpreloadable(self.build) or unpreloadable(self.lib):
+            self.front = tempfile.mkdtemp(prefix="nvtxcorr-front-")
+            check(not unpreloadable(self.front), f"TMPDIR has a space or colon: {self.front}")
+            for sub in ("bin", "lib", "lib-sanitized", "lib-tsan", "libexec", "share",
+                        self.bin):
+                for d, _, files in os.walk(os.path.join(self.build, sub)):
+                    mirror = os.path.join(self.front, os.path.relpath(d, self.build))
+                    os.makedirs(mirror, exist_ok=True)
+                    for f in files:
+                        if sub != self.bin or f.endswith(".so"):  # the scenarios' preloads
+                            os.symlink(os.path.join(d, f), os.path.join(mirror, f))
+            self.launcher = os.path.join(self.front, "bin", "nvtxcorr")
+            if os.path.commonpath([self.lib, self.build]) == self.build:
+                self.lib = os.path.join(self.front, os.path.relpath(self.lib, self.build))
+            else:
+                os.symlink(self.lib, os.path.join(self.front, "libnvtxcorr.so"))
+                self.lib = os.path.join(self.front, "libnvtxcorr.so")
+
+    def close(self):
+        if self.front:
+            shutil.rmtree(self.front, ignore_errors=True)
 
     def prog(self, name):
         path = os.path.join(self.bin, name)
         if name in NVCC_PROGRAMS and not os.path.exists(path):
             raise Skip("no nvcc")
+        if self.front and name.endswith(".so"):  # may go in LD_PRELOAD
+            return os.path.join(self.front, os.path.relpath(path, self.build))
         return path
 
     def run(self, argv, preload=True, enabled=True, tool=True, env=None, timeout=120,
@@ -130,7 +182,8 @@ class Env:
                 e["NVTX_INJECTION64_PATH"] = self.recorder
                 e["NVTXREC_OUT"] = rec
             e.update(env or {})
-            p = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout)
+            p = subprocess.run(argv, env=e, capture_output=True, text=True, timeout=timeout,
+                               preexec_fn=lift_memory_limit if self.preload_first else None)
             return Run(p.returncode, p.stdout, p.stderr, parse_events(rec), parse_counts(counts))
 
     def run_ok(self, argv, rc=0, balanced=True, what=None, **kwargs):

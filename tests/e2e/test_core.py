@@ -3,10 +3,11 @@ default labels, pass-through, stacking, silence."""
 import os
 import platform
 import re
+import shutil
 import subprocess
 
-from harness import (KERNELS6, ROOT, VARIANTS, check, check_balanced, check_quiet, hooks_table,
-                     peak_rss, scenario)
+from harness import (KERNELS6, NVCC_PROGRAMS, ROOT, VARIANTS, Skip, check, check_balanced,
+                     check_quiet, hooks_table, peak_rss, scenario)
 
 
 @scenario
@@ -110,6 +111,19 @@ def test_replay_cudart_requests(env):
 
 
 @scenario
+def test_nvcc_programs_built(env):
+    """Where nvcc is installed, every build (also one whose headers come from the wheels, as
+    build-wheel-headers/) builds the nvcc programs, so no nvcc scenario is skipped."""
+    nvcc = shutil.which("nvcc") or next((p for p in (os.path.join(os.environ.get(
+        "CUDA_HOME", "/nonexistent"), "bin", "nvcc"), "/usr/local/cuda/bin/nvcc")
+        if os.access(p, os.X_OK)), None)
+    if not nvcc:
+        raise Skip("no nvcc on this machine")
+    missing = [p for p in NVCC_PROGRAMS if not os.path.exists(os.path.join(env.bin, p))]
+    check(not missing, f"{nvcc} exists, but {env.build} did not build {missing}")
+
+
+@scenario
 def test_nvcc_shared(env):
     bare = env.run([env.prog("app_shared"), "launch"], preload=False)
     check(bare.rc == 0, f"rc {bare.rc} without the library: {bare.err}")
@@ -158,7 +172,7 @@ def test_nvcc_graph_paths(env):
 
 @scenario
 def test_launcher_check_and_explain(env):
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     table = os.path.join(ROOT, "tests", "demo", "demo.conf")
     ok = subprocess.run([launcher, "check", table], capture_output=True, text=True)
     check(ok.returncode == 0 and "rules OK" in ok.stdout, ok.stdout + ok.stderr)
@@ -345,7 +359,7 @@ def test_names_without_driver_name_api(env):
 
 @scenario
 def test_launcher_options(env):
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     run = env.run_ok([launcher, "--labels-inline", "graph:* g;flash* attn", "--capture", "skip",
                       "--no-graph-marks", "--library", env.lib, env.prog("scn_driver"), "graphs"],
                      preload=False, enabled=False)
@@ -381,7 +395,7 @@ def test_installed_layout(env):
 
 @scenario
 def test_launcher(env):
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     other = env.prog("libstack.so")
     run = env.run_ok([launcher, "--log", "info", "--", env.prog("scn_driver"), "direct"],
                      preload=True, enabled=False, preload_value=other)

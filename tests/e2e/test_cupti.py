@@ -493,7 +493,7 @@ def test_cupti_report_merge(env):
         gpu_run(env, [demo(env)], extra=dict(extra, NVTXCORR_PROFILE=os.path.join(tmp, "p.%p.json")))
     files = sorted(glob.glob(os.path.join(tmp, "*.json")))
     check(len(files) == 3, f"{files}")
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     r = subprocess.run([launcher, "report", "--json", *files], capture_output=True, text=True)
     check(r.returncode == 0 and r.stderr == "", r.stderr)
     m = json.loads(r.stdout)
@@ -524,7 +524,7 @@ def test_cupti_report_merge(env):
 @scenario
 def test_cupti_doctor(env):
     """nvtxcorr doctor names the libcupti profile mode would load, in the same order."""
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     base = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
 
     def doctor(extra):

@@ -5,6 +5,7 @@ its final table. Each run asserts whether the command ran at all (it writes a ma
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -91,9 +92,10 @@ def test_launcher_checks_before_run(env):
     os.mkdir(gone)
     r = nvtxcorr(env, "stat", "-o", os.path.join(gone, "s.json"), "--", "sh", "-c",
                  f'rmdir "{gone}" && exec "$0" "$@"', *prog)
-    m = re.search(r"^nvtxcorr: error: .*s\.json: .*; the summary is kept in (\S+)$", r.err, re.M)
+    m = re.search(r"^nvtxcorr: error: .*s\.json: .*; the summary is kept in (.+)$", r.err, re.M)
     check(r.rc == 0 and m and json.load(open(m[1]))["totals"]["launches"] == 6,
           f"kept: {r.err}")
+    shutil.rmtree(os.path.dirname(m[1]))  # kept for the user; this test is the user
 
 
 @scenario
@@ -132,7 +134,7 @@ def test_launcher_shipped_tables(env):
             where = os.path.realpath(os.path.join(tree, "share", "nvtxcorr", "labels"))
             command = os.path.join(tree, "bin", "nvtxcorr")
             r = subprocess.run([command, "labels"], capture_output=True, text=True, cwd="/")
-            listed = re.findall(r"^  (\S+) +(\S+)$", r.stdout, re.M)
+            listed = re.findall(r"^  (\S+) +(\S.*)$", r.stdout, re.M)
             check(r.returncode == 0 and [n for n, _ in listed] == tables and
                   all(p == os.path.join(where, n + ".conf") for n, p in listed),
                   f"{tree}: labels: {r.stdout}{r.stderr}")

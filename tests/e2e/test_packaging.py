@@ -5,6 +5,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import zipfile
 
 from harness import KERNELS6, ROOT, Skip, check, scenario
 
@@ -82,7 +83,7 @@ def run_demo(env, launcher):
 @scenario
 def test_version(env):
     want = cmake_version()
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
+    launcher = env.launcher
     out = subprocess.run([launcher, "--version"], capture_output=True, text=True)
     check(out.returncode == 0 and out.stdout == f"nvtxcorr {want}\n", f"{out!r}")
     run = env.run([env.prog("scn_driver"), "direct"], env={"NVTXCORR_LOG": "info"})
@@ -96,8 +97,10 @@ def test_version(env):
 @scenario
 def test_doctor(env):
     """On a machine without a driver: one line per item with its verdict, and exit 0."""
-    launcher = os.path.join(env.build, "bin", "nvtxcorr")
-    lib = os.path.realpath(os.path.join(env.build, "lib", "libnvtxcorr.so"))
+    launcher = env.launcher
+    # The launcher resolves the directory it finds the library in, not the file.
+    lib = os.path.join(os.path.realpath(os.path.join(os.path.dirname(env.launcher), "..", "lib")),
+                       "libnvtxcorr.so")
 
     def doctor(*args, extra=None):
         e = {k: v for k, v in os.environ.items()
@@ -154,6 +157,12 @@ def test_wheel(env):
         wheels = os.listdir(os.path.join(tmp, "dist"))
         check(wheels == [f"nvtxcorr-{want}-py3-none-manylinux_2_34_x86_64.whl"], f"{wheels}")
         wheel = os.path.join(tmp, "dist", wheels[0])
+        with zipfile.ZipFile(wheel) as z:
+            info = f"nvtxcorr-{want}.dist-info"
+            metadata = z.read(f"{info}/METADATA").decode()
+            check(f"\nLicense-Expression: {LICENSE_SPDX}\n" in metadata, metadata[:2000])
+            z.extract(f"{info}/licenses/LICENSE", tmp)
+        check_license(os.path.join(tmp, info, "licenses", "LICENSE"))
         audit = os.path.join(os.path.dirname(py), "auditwheel")
         if os.path.exists(audit):
             a = subprocess.run([audit, "show", wheel], capture_output=True, text=True)
@@ -183,6 +192,93 @@ def test_wheel(env):
         check(run.labels() == KERNELS6, f"python -m nvtxcorr: {run.labels()} {run.err}")
 
 
+LICENSE_SPDX = "Apache-2.0"
+
+
+def check_license(path):
+    """The shipped licence is the clone's LICENSE, the Apache License 2.0."""
+    text = open(path, encoding="utf-8").read()
+    check(text == open(os.path.join(ROOT, "LICENSE"), encoding="utf-8").read(), path)
+    check("Apache License\n                           Version 2.0, January 2004" in text and
+          "END OF TERMS AND CONDITIONS" in text, f"{path}: not the Apache License 2.0")
+
+
+def dpkg_owners(path):
+    """The Debian packages that ship path (merged /usr: also as /lib/... or /usr/lib/...)."""
+    for p in dict.fromkeys([path, os.path.realpath(path), path.removeprefix("/usr"),
+                            "/usr" + path]):
+        out = subprocess.run(["dpkg", "-S", p], capture_output=True, text=True).stdout
+        owners = {pkg.strip().split(":")[0] for line in out.splitlines()
+                  if not line.startswith("diversion by") for pkg in
+                  line.split(": ", 1)[0].split(",")}
+        if owners:
+            return owners
+    return set()
+
+
+def package_closure(names):
+    """names and everything they depend on (Depends, Pre-Depends), as installed here."""
+    seen, todo = set(), list(names)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Depends}, ${Pre-Depends}", name],
+                             capture_output=True, text=True).stdout
+        todo += [alt.split()[0].split(":")[0] for dep in out.split(",") for alt in dep.split("|")
+                 if alt.split()]
+    return seen
+
+
+def essential(name):
+    out = subprocess.run(["dpkg-query", "-W", "-f", "${Essential}", name], capture_output=True,
+                         text=True).stdout
+    return out.strip() == "yes"
+
+
+def needed_files(root):
+    """{file a shipped file needs: the shipped files that need it}: each ELF file's libraries
+    (as ldd resolves them here) and each script's interpreter ("#!/usr/bin/env python3" is
+    Debian's /usr/bin/python3)."""
+    needs = {}
+    for d, _, files in os.walk(root):
+        for f in files:
+            path = os.path.join(d, f)
+            if os.path.islink(path):
+                continue
+            with open(path, "rb") as fh:
+                head = fh.read(256)
+            if head.startswith(b"\x7fELF"):
+                out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
+                for m in re.finditer(r"^\s*(?:\S+ => )?(/\S+) \(0x", out, re.M):
+                    needs.setdefault(m[1], set()).add(os.path.relpath(path, root))
+                check("not found" not in out, f"ldd {path}: {out}")
+            elif head.startswith(b"#!"):
+                argv = head[2:].split(b"\n")[0].decode().split()
+                interp = "/usr/bin/" + argv[1] if argv[0] == "/usr/bin/env" else argv[0]
+                needs.setdefault(interp, set()).add(os.path.relpath(path, root))
+    return needs
+
+
+def check_declared_dependencies(root, depends):
+    """Every package that ships a file that the package's files need is in Depends, is what
+    a Depends package depends on, or is Essential. Proved against this Debian host's
+    packages (dpkg -S), so a new NEEDED library or interpreter cannot go undeclared."""
+    if not shutil.which("dpkg-query") or not dpkg_owners("/bin/sh"):
+        raise Skip("not a Debian host: no dpkg database to map files to packages")
+    declared = [d.split()[0] for d in depends.split(",")]
+    closure = package_closure(declared)
+    missing = {}
+    for needed, by in needed_files(root).items():
+        owners = dpkg_owners(needed)
+        check(owners, f"{needed} (needed by {sorted(by)}) is in no Debian package here")
+        if not owners & closure and not any(essential(o) for o in owners):
+            missing[needed] = (sorted(owners), sorted(by))
+    check(not missing, f"undeclared dependencies (file: packages, needed by): {missing}; "
+          f"Depends: {depends}")
+
+
 @scenario
 def test_deb_and_tgz(env):
     """CPack's .deb and .tar.gz hold exactly the install tree; the .deb's metadata; the
@@ -200,7 +296,8 @@ def test_deb_and_tgz(env):
         info = subprocess.run(["dpkg-deb", "-f", deb], capture_output=True, text=True).stdout
         fields = dict(re.findall(r"^(\S+): (.*)$", info, re.M))
         for key, value in (("Package", "nvtxcorr"), ("Version", want), ("Architecture",
-                           "amd64"), ("Section", "devel"), ("Depends", "libc6 (>= 2.34)")):
+                           "amd64"), ("Section", "devel"),
+                           ("Depends", "libc6 (>= 2.34), python3 (>= 3.8)")):
             check(fields.get(key) == value, f"{key}: {fields.get(key)!r}\n{info}")
         check(fields.get("Maintainer") and fields.get("Description"), info)
 
@@ -211,8 +308,12 @@ def test_deb_and_tgz(env):
                         for d, _, fs in os.walk(prefix) for f in fs)
         for must in ("bin/nvtxcorr", "lib/libnvtxcorr.so", "libexec/nvtxcorr/nvtxcorr-tool",
                      "share/nvtxcorr/labels/vllm.conf", "share/doc/nvtxcorr/README.md",
-                     "share/doc/nvtxcorr/usage.md", "include/nvtxcorr/version.h"):
+                     "share/doc/nvtxcorr/usage.md", "include/nvtxcorr/version.h",
+                     "share/doc/nvtxcorr/LICENSE", "share/doc/nvtxcorr/copyright"):
             check(must in layout, f"{must} not installed: {layout}")
+        check_license(os.path.join(prefix, "share", "doc", "nvtxcorr", "LICENSE"))
+        copyright = open(os.path.join(prefix, "share", "doc", "nvtxcorr", "copyright")).read()
+        check(re.search(f"^License: {LICENSE_SPDX}$", copyright, re.M), copyright)
         listing = subprocess.run(["dpkg-deb", "-c", deb], capture_output=True, text=True)
         in_deb = sorted(line.split()[-1].removeprefix("./usr/")
                         for line in listing.stdout.splitlines() if not line.startswith("d"))
@@ -223,7 +324,44 @@ def test_deb_and_tgz(env):
 
         root = os.path.join(tmp, "root")
         subprocess.run(["dpkg-deb", "-x", deb, root], check=True)
+        # The .tar.gz holds the same files (above), so the same dependencies.
+        check_declared_dependencies(root, fields["Depends"])
         launcher = os.path.join(root, "usr", "bin", "nvtxcorr")
         v = subprocess.run([launcher, "--version"], capture_output=True, text=True)
         check(v.stdout == f"nvtxcorr {want}\n", f"{v.stdout}{v.stderr}")
         run_demo(env, launcher)
+
+
+def source_copy(dest):
+    """The clone's files (tracked, and untracked but not ignored) copied to dest."""
+    p = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "--cached", "--others",
+                        "--exclude-standard"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise Skip("not a git clone: cannot list its files")
+    for rel in filter(None, p.stdout.split("\0")):
+        if os.path.isfile(os.path.join(ROOT, rel)):
+            os.makedirs(os.path.dirname(os.path.join(dest, rel)), exist_ok=True)
+            shutil.copy2(os.path.join(ROOT, rel), os.path.join(dest, rel))
+
+
+@scenario
+def test_demo_after_package_route(env):
+    """scripts/demo in a clone whose build/ was configured by the package route
+    (-DNVTXCORR_BUILD_TESTS=OFF) switches the test targets back on instead of failing with
+    "No rule to make target 'demo_infer'"."""
+    if not os.path.isfile("/usr/local/cuda/include/cuda.h"):
+        raise Skip("scripts/demo needs the CUDA toolkit's headers at /usr/local/cuda")
+    with open(os.path.join(env.build, "CMakeCache.txt")) as f:
+        python = re.search(r"^Python3_EXECUTABLE:\w+=(.*)$", f.read(), re.M)[1]
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "nvtxcorr")
+        source_copy(src)
+        p = subprocess.run(["cmake", "-S", src, "-B", os.path.join(src, "build"),
+                            "-DNVTXCORR_BUILD_TESTS=OFF", f"-DPython3_EXECUTABLE={python}"],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, f"package route configure: {p.stdout}{p.stderr}")
+        p = subprocess.run([os.path.join(src, "scripts", "demo")], capture_output=True,
+                           text=True, timeout=300)
+        check(p.returncode == 0 and "nvtxcorr: profile of pid" in p.stdout and
+              "by kernel label" in p.stdout, f"scripts/demo: rc {p.returncode}\n"
+              f"{p.stdout[-1500:]}{p.stderr[-1500:]}")

@@ -13,7 +13,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import check, load_trace, peak_rss, scenario, trace_events, trace_launches
+from harness import (check, lift_memory_limit, load_trace, peak_rss, scenario, trace_events,
+                     trace_launches)
 
 HOST = socket.gethostname()
 
@@ -390,7 +391,8 @@ def test_profile_memory_flat(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
     for i, n in enumerate(("100000", "10000000")):
         e = {"NVTXCORR_PROFILE": os.path.join(tmp, f"p{i}.json"),
-             "NVTXCORR_TRACE": os.path.join(tmp, f"trace{i}.json"), "NVTXCORR_TRACE_MAX_MB": "2"}
+             "NVTXCORR_TRACE": os.path.join(tmp, f"trace{i}.json"), "NVTXCORR_TRACE_MAX_MB": "2",
+             "NVTXREC_MODE": "noop"}
         rss.append(peak_rss(env.run_ok([env.prog("scn_profile"), "loop", n], env=e, timeout=600)))
         d = json.load(open(os.path.join(tmp, f"p{i}.json")))
         check(launches(d) == {"add1": int(n)}, f"{launches(d)}")
@@ -533,7 +535,8 @@ def test_trace_sigkill(env):
               "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
               "NVTXCORR_TRACE": path})
     p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lift_memory_limit if env.preload_first else None)
     deadline = time.time() + 60
     while time.time() < deadline and (not os.path.exists(path) or
                                       os.path.getsize(path) < 300000):
@@ -550,7 +553,7 @@ def test_trace_sigkill(env):
 
 # ---- nvtxcorr stat / nvtxcorr report ----------------------------------------------------------
 def launcher(env):
-    return os.path.join(env.build, "bin", "nvtxcorr")
+    return env.launcher
 
 
 def stat_run(env, argv, extra_args=(), extra_env=None, rc=0):

@@ -7,6 +7,7 @@ child process still alive long after its signal (scenarios/scn_signals.c)."""
 import json
 import os
 import re
+import subprocess
 import tempfile
 
 from harness import check, load_trace, scenario, trace_launches
@@ -201,6 +202,14 @@ def test_launches_while_starting_are_reported(env):
                 check(t["launches"] + t["uncounted_at_start"] == 21 and t["uncounted_at_start"],
                       f"every launch counted or reported uncounted: {t}")
                 n = t["uncounted_at_start"]
+                # nvtxcorr report says it too, and keeps the count in its merged JSON
+                r = subprocess.run([env.launcher, "report", path, path], capture_output=True,
+                                   text=True)
+                check(f"{2 * n} launches made while nvtxcorr was starting passed through "
+                      "uncounted" in r.stdout, r.stdout + r.stderr)
+                r = subprocess.run([env.launcher, "report", "--json", path, path],
+                                   capture_output=True, text=True)
+                check(json.loads(r.stdout)["totals"]["uncounted_at_start"] == 2 * n, r.stdout)
             elif ext == "csv":
                 check(re.search(rf"^uncounted_at_start,,,,,{n},", text, re.M), text)
             else:

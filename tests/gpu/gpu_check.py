@@ -21,6 +21,7 @@ the CMake build directory (default build-gpu); GPU_CHECK_WORK=<dir> the scratch 
 (default build-gpu/check); GPU_CHECK_ONLY=<step,...> runs only those steps
 of native, torch, gpu-time, ncu, throughput.
 """
+import atexit
 import json
 import os
 import re
@@ -30,6 +31,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+import tempfile
 import threading
 import time
 
@@ -176,6 +178,20 @@ def toolkit_lib(nvcc):
     return os.path.join(home, "lib64")
 
 
+def preloadable(c):
+    """ld.so splits LD_PRELOAD on spaces and colons: a library built under such a path (a
+    checkout in "My Work/") is preloaded through a link in a temporary directory."""
+    if not any(ch in c.lib + c.rec for ch in " :"):
+        return
+    links = tempfile.mkdtemp(prefix="gpu-check-preload-")
+    atexit.register(shutil.rmtree, links, True)
+    for attr in ("lib", "rec"):
+        link = os.path.join(links, os.path.basename(getattr(c, attr)))
+        os.symlink(getattr(c, attr), link)
+        setattr(c, attr, link)
+    c.say(f"preloading through links in {links} (the build path has a space or a colon)")
+
+
 def build(c, arch):
     """The library, the recorder and the CUDA programs: {program: path} of those built, or
     None when the library or the recorder did not build (nothing can run then)."""
@@ -206,6 +222,7 @@ def build(c, arch):
                   + ("" if ok else f": {tail(res.out + res.err)} (log.txt has it all)"))
         if not ok:
             return None
+    preloadable(c)
     nvcc = find_nvcc()
     if not nvcc:
         c.verdict("FAIL", "build.programs", "no nvcc in $CUDA_HOME/bin, /usr/local/cuda/bin or "

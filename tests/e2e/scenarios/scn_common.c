@@ -3,6 +3,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+extern int fakecuda_make_function(const char *mangled, CUfunction *out);
 
 /* The fake driver's module format: a magic line, then one mangled kernel name per line. */
 static const char image[] = "FAKEIMAGE\n"
@@ -40,4 +43,39 @@ void scn_print_peak_rss(void)
     while (f && fgets(line, sizeof line, f))
         if (!strncmp(line, "VmHWM:", 6)) printf("peak_rss_kb %ld\n", strtol(line + 6, NULL, 10));
     if (f) fclose(f);
+}
+
+CUfunction scn_make_function(const char *fmt, long i)
+{
+    char name[512];
+    CUfunction f = NULL;
+    snprintf(name, sizeof name, fmt, i);
+    if (fakecuda_make_function(name, &f) != 0) {
+        fprintf(stderr, "make_function %s failed\n", name);
+        _exit(3); /* also from a forked child or a handler: no atexit work */
+    }
+    return f;
+}
+
+CUgraph scn_graph_of(CUfunction f)
+{
+    CUgraph g;
+    CUgraphNode node;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    memset(&p, 0, sizeof p);
+    p.func = f;
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = 32, p.blockDimY = p.blockDimZ = 1;
+    cuGraphCreate(&g, 0);
+    cuGraphAddKernelNode_v2(&node, g, NULL, 0, &p);
+    return g;
+}
+
+int scn_graph_cycle(CUgraph g, CUstream stream)
+{
+    CUgraphExec e;
+    int r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
+    if (r == 0) r = (int)cuGraphLaunch(e, stream);
+    if (r == 0) r = (int)cuGraphExecDestroy(e);
+    return r;
 }

@@ -22,6 +22,15 @@ CUstream scn_context(void);
  * the three up; returns what cuModuleLoadData returned. */
 CUresult scn_load_kernels(CUfunction *add1, CUfunction *flash, CUfunction *triton);
 
+/* A fake function named by fmt with i (snprintf); on failure says so and exits 3. */
+CUfunction scn_make_function(const char *fmt, long i);
+
+/* A graph of one kernel node launching f. */
+CUgraph scn_graph_of(CUfunction f);
+
+/* Instantiates g, launches the exec on stream and destroys it: the first error, or 0. */
+int scn_graph_cycle(CUgraph g, CUstream stream);
+
 /* Prints "peak_rss_kb N", the process's peak resident set (VmHWM). */
 void scn_print_peak_rss(void);
 

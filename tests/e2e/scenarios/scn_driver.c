@@ -134,9 +134,11 @@ static int replay(const char *path)
             const char *what = ok && info.dli_sname ? info.dli_sname : "?";
             /* The symbol each request resolves to, so a run without the library (the
              * driver's own answer) can be compared with a run with it (the wrapper's name
-             * must be the same ABI symbol). A pointer outside the driver is a wrapper. */
+             * must be the same ABI symbol). A pointer in libnvtxcorr.so is a wrapper: the
+             * file's own name, not its directory, which may be a clone called nvtxcorr. */
             printf("resolved %s %d %d -> %s\n", sym[0] ? sym : "\"\"", version, flags, what);
-            if (ok && strstr(info.dli_fname, "nvtxcorr")) {
+            const char *file = ok && info.dli_fname ? strrchr(info.dli_fname, '/') : NULL;
+            if (file && !strcmp(file + 1, "libnvtxcorr.so")) {
                 wrapped++;
                 printf("wrapped %s %d %d -> %s\n", sym, version, flags, what);
             }

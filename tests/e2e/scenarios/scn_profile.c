@@ -69,7 +69,9 @@ static void handler(int sig)
 static int find_cupti(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size, (void)data;
-    return strstr(info->dlpi_name, "cupti") != NULL;
+    /* The file's name, not its directory's (a clone may live under a "cupti" directory). */
+    const char *file = strrchr(info->dlpi_name, '/');
+    return strstr(file ? file + 1 : info->dlpi_name, "cupti") != NULL;
 }
 
 static void print_cupti(const char *when)

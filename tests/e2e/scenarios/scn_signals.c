@@ -71,41 +71,6 @@ static int launch(CUfunction f)
     return (int)cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
 }
 
-static CUfunction make(const char *fmt, long i)
-{
-    char name[256];
-    CUfunction f = NULL;
-    snprintf(name, sizeof name, fmt, i);
-    if (fakecuda_make_function(name, &f) != 0) {
-        fprintf(stderr, "make_function %s failed\n", name);
-        _exit(4);
-    }
-    return f;
-}
-
-static CUgraph graph_of(CUfunction f)
-{
-    CUgraph g;
-    CUgraphNode node;
-    CUDA_KERNEL_NODE_PARAMS_v2 p;
-    memset(&p, 0, sizeof p);
-    p.func = f;
-    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-    p.blockDimX = 32, p.blockDimY = p.blockDimZ = 1;
-    cuGraphCreate(&g, 0);
-    cuGraphAddKernelNode_v2(&node, g, NULL, 0, &p);
-    return g;
-}
-
-static int graph_cycle(CUgraph g)
-{
-    CUgraphExec e;
-    int r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
-    if (r == 0) r = (int)cuGraphLaunch(e, stream);
-    if (r == 0) r = (int)cuGraphExecDestroy(e);
-    return r;
-}
-
 static void setup(void)
 {
     stream = scn_context();
@@ -235,8 +200,8 @@ static int exit_child(const char *fd)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = exit_from_handler;
     sigaction(SIGTERM, &sa, NULL);
-    CUgraph g = graph_of(add1);
-    graph_cycle(g);
+    CUgraph g = scn_graph_of(add1);
+    scn_graph_cycle(g, stream);
     /* Every hooked entry point the exit path calls has been called once: resolving one pins
      * its library (dlopen), whose locks are not what this tests (a handler that interrupts
      * dlclose under TSan waits for TSan's own). */
@@ -245,8 +210,8 @@ static int exit_child(const char *fd)
     cuModuleUnload(once);
     ready(fd);
     for (long i = 0;; i++) {
-        int r = graph_cycle(g);
-        r |= launch(make("_Z5freshILi%ldEEvv", i));
+        int r = scn_graph_cycle(g, stream);
+        r |= launch(scn_make_function("_Z5freshILi%ldEEvv", i));
         r |= launch(add1);
         if (r) printf("rc loop %d\n", r);
     }
@@ -384,7 +349,7 @@ static int long_jump(void)
     sa.sa_handler = jump_out;
     sigaction(SIGUSR2, &sa, NULL);
     fakecuda_set_activity_hook(inside_launch);
-    CUgraph g = graph_of(add1);
+    CUgraph g = scn_graph_of(add1);
     CUgraphExec e;
     cuGraphInstantiateWithFlags(&e, g, 0);
     if (sigsetjmp(jump_back, 1) == 0) {
@@ -417,7 +382,7 @@ static void *first_launch(void *arg)
 static int starting(int n)
 {
     stream = scn_context(); /* no hooked call */
-    CUfunction f = make("_Z5earlyv%ld", 0);
+    CUfunction f = scn_make_function("_Z5earlyv%ld", 0);
     pthread_t t;
     pthread_create(&t, NULL, first_launch, NULL);
     struct timespec ms100 = {0, 100 * 1000 * 1000};

@@ -45,41 +45,6 @@ static int launch(CUfunction f)
     return (int)cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL);
 }
 
-static CUfunction make(const char *fmt, long i)
-{
-    char name[512];
-    CUfunction f = NULL;
-    snprintf(name, sizeof name, fmt, i);
-    if (fakecuda_make_function(name, &f) != 0) {
-        fprintf(stderr, "make_function %s failed\n", name);
-        exit(3);
-    }
-    return f;
-}
-
-static CUgraph graph_of(CUfunction f)
-{
-    CUgraph g;
-    CUgraphNode node;
-    CUDA_KERNEL_NODE_PARAMS_v2 p;
-    memset(&p, 0, sizeof p);
-    p.func = f;
-    p.gridDimX = p.gridDimY = p.gridDimZ = 1;
-    p.blockDimX = 32, p.blockDimY = p.blockDimZ = 1;
-    cuGraphCreate(&g, 0);
-    cuGraphAddKernelNode_v2(&node, g, NULL, 0, &p);
-    return g;
-}
-
-static int graph_cycle(CUgraph g)
-{
-    CUgraphExec e;
-    int r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
-    if (r == 0) r = (int)cuGraphLaunch(e, stream);
-    if (r == 0) r = (int)cuGraphExecDestroy(e);
-    return r;
-}
-
 /* ---- forkstorm ---- */
 
 static atomic_int stop;
@@ -89,12 +54,12 @@ static CUgraph child_graph;
 static void *churn_thread(void *arg)
 {
     long id = (long)arg;
-    CUfunction f0 = make("_Z10churn_basei%ld", id);
-    CUgraph g = graph_of(f0);
+    CUfunction f0 = scn_make_function("_Z10churn_basei%ld", id);
+    CUgraph g = scn_graph_of(f0);
     for (long i = 0; !atomic_load(&stop); i++) {
         /* Distinct kernels: each launch is a first launch (names, matching, registration). */
-        CUfunction f = make("_ZN6worker6kernelILi%ldEEEvPfi", id * 10000000 + i);
-        if (launch(f) != 0 || graph_cycle(g) != 0) {
+        CUfunction f = scn_make_function("_ZN6worker6kernelILi%ldEEEvPfi", id * 10000000 + i);
+        if (launch(f) != 0 || scn_graph_cycle(g, stream) != 0) {
             printf("rc churn-thread 1\n");
             return NULL;
         }
@@ -106,8 +71,8 @@ static int forkstorm(int n)
 {
     child_kernels = calloc((size_t)n, sizeof *child_kernels);
     for (int i = 0; i < n; i++) /* made before the threads start: the fake's arena lock */
-        child_kernels[i] = make("_Z12child_kerneli%ld", i);
-    child_graph = graph_of(make("_Z11child_graphv%ld", 0));
+        child_kernels[i] = scn_make_function("_Z12child_kerneli%ld", i);
+    child_graph = scn_graph_of(scn_make_function("_Z11child_graphv%ld", 0));
     pthread_t t[4];
     for (long i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, churn_thread, (void *)i);
@@ -120,7 +85,7 @@ static int forkstorm(int n)
             break;
         }
         if (pid == 0) {
-            int r = graph_cycle(child_graph);
+            int r = scn_graph_cycle(child_graph, stream);
             if (r == 0) r = launch(child_kernels[i]);
             _exit(r == 0 ? 0 : 1);
         }
@@ -177,8 +142,8 @@ static void *first_launch_thread(void *arg)
     stack_kernel = f;
     int r = launch(f);
     if (r == 0) {
-        CUgraph g = graph_of(f);
-        r = graph_cycle(g);
+        CUgraph g = scn_graph_of(f);
+        r = scn_graph_cycle(g, stream);
         cuGraphDestroy(g);
     }
     return (void *)(long)r;
@@ -229,7 +194,7 @@ static int op_seen_launch(void)
 
 static int op_instantiate(void)
 {
-    CUgraph g = graph_of(measured);
+    CUgraph g = scn_graph_of(measured);
     CUgraphExec e;
     int r = (int)cuGraphInstantiateWithFlags(&e, g, 0);
     if (r == 0) r = (int)cuGraphExecDestroy(e);
@@ -296,14 +261,14 @@ static void on_alarm(int sig)
 
 static int signals(int n)
 {
-    seen = make("seen_kernel_%ld", 0);
+    seen = scn_make_function("seen_kernel_%ld", 0);
     launch(seen);
     atomic_store(&unseen_count, 100000);
     unseen = calloc(100000, sizeof *unseen);
     for (long i = 0; i < 100000; i++)
-        unseen[i] = make("unseen_kernel_%ld", i);
-    CUfunction body = make("main_body_%ld", 0);
-    CUgraph g = graph_of(body);
+        unseen[i] = scn_make_function("unseen_kernel_%ld", i);
+    CUfunction body = scn_make_function("main_body_%ld", 0);
+    CUgraph g = scn_graph_of(body);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_alarm;

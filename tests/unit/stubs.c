@@ -1,0 +1,54 @@
+/* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
+ * not exercise: initialisation (init.c), settings (config.c), diagnostics (log.c), glibc's
+ * dlsym behind our override (dlsym.c) and the hooks themselves (their hidden aliases, one
+ * per row of hooks.def, used by resolve.c's table only as addresses). */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "nvtxcorr.h"
+
+/* The tests run as an active library: resolvers hand out hooks. */
+_Atomic int nvtxcorr_mode = NVTXCORR_MODE_ACTIVE;
+
+int nvtxcorr_init_slow(void)
+{
+    return 1;
+}
+
+int nvtxcorr_initialising_here(void)
+{
+    return 0;
+}
+
+int nvtxcorr_config_disabled(void)
+{
+    return 0;
+}
+
+void nvtxcorr_log(int level, const char *fmt, ...)
+{
+    (void)level, (void)fmt;
+}
+
+int nvtxcorr_write_full(int fd, const void *buf, size_t len)
+{
+    return write(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
+{
+    (void)mutex, (void)phase;
+}
+
+void *nvtxcorr_real_dlsym(void *handle, const char *name)
+{
+    return dlsym(handle, name);
+}
+
+#define DRIVER(kind, sym, ...)                                                                     \
+    void nvtxcorr_local_##sym(void);                                                               \
+    void nvtxcorr_local_##sym(void) {}
+#define RUNTIME DRIVER
+#include "hooks.def"
