@@ -316,6 +316,40 @@ static void commit(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
+/* For a launch's events, whose length is known only once formatted: room for up to `max`
+ * bytes at the end of the calling thread's buffer, plus a page, so that commit_moved can
+ * move them to the next page when they cross one. Reserving the worst case within the page
+ * instead (reserve) left a fifth of each page blank, written and squeezed out again. */
+static char *reserve_any(prof_thread_t **out, size_t max)
+{
+    prof_thread_t *t = nvtxcorr_prof_self;
+    if (t == NULL && (t = nvtxcorr_prof_thread_attach()) == NULL) return NULL;
+    if (t->trace_buf == NULL && (t->trace_buf = nvtxcorr_prof_zalloc(PROF_TRACE_BUF)) == NULL)
+        return NULL;
+    if (max > PROF_TRACE_EVENT_MAX) return NULL;
+    size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    if (at + max + PROF_TRACE_PAGE > PROF_TRACE_BUF) {
+        nvtxcorr_prof_trace_flush_own(t);
+        at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    }
+    *out = t;
+    return t->trace_buf + at;
+}
+
+/* Commits `len` bytes formatted at the end of the buffer (reserve_any); events that cross a
+ * page boundary move to the next page, the gap blank. Only past `committed` is touched. */
+static void commit_moved(prof_thread_t *t, size_t len)
+{
+    size_t at = atomic_load_explicit(&t->committed, memory_order_relaxed);
+    if (at % PROF_TRACE_PAGE + len > PROF_TRACE_PAGE) {
+        size_t next = (at / PROF_TRACE_PAGE + 1) * PROF_TRACE_PAGE;
+        memmove(t->trace_buf + next, t->trace_buf + at, len);
+        memset(t->trace_buf + at, ' ', next - at);
+        at = next;
+    }
+    atomic_store_explicit(&t->committed, at + len, memory_order_release);
+}
+
 static size_t fmt_hex(char *p, uint64_t v)
 {
     static const char hex[] = "0123456789abcdef";
@@ -423,7 +457,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
     const nvtxcorr_profile_site_t *s = pl->site;
     prof_thread_t *t;
     if (s->trace_prefix == NULL) return;
-    char *p = reserve(&t, s->trace_prefix_len + 800);
+    char *p = reserve_any(&t, s->trace_prefix_len + 800);
     if (p == NULL) return;
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
@@ -463,7 +497,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
             n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin) + pl->ns / 2);
             p[n++] = '}';
         }
-        commit(t, n);
+        commit_moved(t, n);
         return;
     }
     PUT(",\"stream\":\"0x");
@@ -482,7 +516,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
         n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin) + pl->ns / 2);
         p[n++] = '}';
     }
-    commit(t, n);
+    commit_moved(t, n);
 }
 
 /* GPU operations (gpu.c, on the thread CUPTI gives buffers back on): one track per device
