@@ -99,7 +99,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
 {
     char raw[1024], storage[3 * 1024];
     if (f == NULL || nvtxcorr_function_name(f, raw, sizeof raw) != 0)
-        snprintf(raw, sizeof raw, "unknown_kernel");
+        snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
     unsigned dims[6] = {p->gridDimX,  p->gridDimY,  p->gridDimZ,
                         p->blockDimX, p->blockDimY, p->blockDimZ};
     c->sig = fnv(fnv(c->sig, raw, strlen(raw) + 1), dims, sizeof dims);

@@ -163,7 +163,7 @@ static void lookup(void *arg)
     const void *key = job->key;
     int named = key && (job->host ? nvtxcorr_host_name(key, name, sizeof name)
                                   : nvtxcorr_function_name(key, name, sizeof name)) == 0;
-    void *v = nvtxcorr_range_value(nvtxcorr_label_for_name(named ? name : "unknown_kernel"));
+    void *v = nvtxcorr_range_value(nvtxcorr_label_for_name(named ? name : NVTXCORR_UNKNOWN_KERNEL));
     if (key && v)
         nvtxcorr_map_put(job->host ? &nvtxcorr_host_labels : &nvtxcorr_function_labels, key, v);
     job->value = v;
