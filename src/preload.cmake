@@ -14,9 +14,9 @@ set(NVTXCORR_PRELOAD_SOURCES
   init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
-  profile/stats.c profile/intern.c profile/clock.c profile/out.c profile/summary.c
-  profile/summary_json.c profile/summary_csv.c profile/summary_text.c profile/trace.c
-  profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
+  profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
+  profile/summary.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
+  profile/trace.c profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)
 

@@ -318,6 +318,14 @@ int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
+/* stats.c, for the front door (profile.c; the record update is record.h): the site of a
+ * kernel (name, label) or of a graph label (label NULL: a "-" rule); the thread-exit key (0,
+ * or -1), and sites 0 and 1 ([other], [other graphs]). */
+nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
+                                                   const char *function,
+                                                   const nvtxcorr_range_t *label);
+int nvtxcorr_prof_stats_prepare(void);
+void nvtxcorr_prof_stats_init(void);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
                              uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
