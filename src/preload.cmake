@@ -16,7 +16,8 @@ set(NVTXCORR_PRELOAD_SOURCES
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
   profile/summary.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
-  profile/trace.c profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
+  profile/trace.c profile/exit.c profile/path.c profile/sigaction.c profile/pages.c
+  profile/histogram.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)
 
@@ -78,11 +79,12 @@ if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID S
 endif()
 
 # The core's pure pieces as objects of their own, for the unit tests (tests/unit): the handle
-# map, the cuGetProcAddress version choice, JSON escaping and the histogram, compiled as the
-# library compiles them and linked into a program without preloading anything.
+# map, the cuGetProcAddress version choice, JSON escaping, the histogram and the output paths'
+# expansion, compiled as the library compiles them and linked into a program without
+# preloading anything.
 if(NVTXCORR_BUILD_TESTS)
   add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
-    profile/out.c profile/histogram.c)
+    profile/out.c profile/histogram.c profile/path.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
     ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_BINARY_DIR}/include)

@@ -227,7 +227,7 @@ typedef struct prof_process {
     char profile_path[4096], trace_path[4096];
 } prof_process_t;
 extern prof_process_t nvtxcorr_prof_process;
-/* Expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */
+/* path.c: expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */
 int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
 void nvtxcorr_prof_process_reset(void);
 
