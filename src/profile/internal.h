@@ -62,7 +62,7 @@ enum {
 struct nvtxcorr_profile_site {
     uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */
     int graph;
-    const nvtxcorr_range_t *label; /* kernels: the interned label, pushed to a tool */
+    const nvtxcorr_label_t *label; /* kernels: the interned label, pushed to a tool */
     const char *name, *function;   /* kernels: raw and base name; graphs: the label */
     const char *trace_prefix;      /* trace mode: the event's constant part, as JSON */
     size_t trace_prefix_len;
@@ -323,7 +323,7 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
  * or -1), and sites 0 and 1 ([other], [other graphs]). */
 nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
                                                    const char *function,
-                                                   const nvtxcorr_range_t *label);
+                                                   const nvtxcorr_label_t *label);
 int nvtxcorr_prof_stats_prepare(void);
 void nvtxcorr_prof_stats_init(void);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */

@@ -42,7 +42,7 @@ static void site_slow_here(void *arg)
     nvtxcorr_profile_kind_t kind = job->kind;
     const void *key = job->key;
     const void *v = label_value(kind, job->map, key);
-    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     int skip = ((uintptr_t)v & 1) != 0;
     nvtxcorr_profile_site_t *s;
     if (kind == NVTXCORR_PROFILE_GRAPH) {
@@ -104,11 +104,11 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         pl->capturing = nvtxcorr_capture_active(stream, ptsz);
     if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
-        const nvtxcorr_range_t *l;
+        const nvtxcorr_label_t *l;
         if (kind == NVTXCORR_PROFILE_GRAPH) { /* graph labels are owned per exec: ask the core */
             const void *v = nvtxcorr_map_get(map, key);
-            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_range_of(v))
-                  : nvtxcorr_range_of(nvtxcorr_graph_label_slow(key));
+            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_label_of(v))
+                  : nvtxcorr_label_of(nvtxcorr_graph_label_slow(key));
         } else {
             l = s ? s->label : NULL;
         }

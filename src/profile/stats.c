@@ -118,7 +118,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
 }
 
 static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
-                                         const nvtxcorr_range_t *label, prof_label_t *group)
+                                         const nvtxcorr_label_t *label, prof_label_t *group)
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
     if (n >= PROF_MAX_SITES) return over_limit(graph);
@@ -150,7 +150,7 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
  * table is checked first, so that what it has no room for takes no label either. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
                                                    const char *function,
-                                                   const nvtxcorr_range_t *label)
+                                                   const nvtxcorr_label_t *label)
 {
     const char *text = label ? label->text : NULL;
     const char *category = label ? nvtxcorr_category_name(label->attr.category) : NULL;
@@ -176,14 +176,14 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled)
     char storage[3 * 1024];
     nvtxcorr_kernel_names_t names;
     nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
-    const nvtxcorr_range_t *l = nvtxcorr_label_for_name(mangled);
+    const nvtxcorr_label_t *l = nvtxcorr_label_for_name(mangled);
     return nvtxcorr_prof_site_intern(0, mangled, names.function, l && !l->skip ? l : NULL);
 }
 
 /* A graph memcpy or memset node: its own label, outside the label table. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what)
 {
-    return nvtxcorr_prof_site_intern(0, what, what, nvtxcorr_range_make(what, 0, 0, NULL, 0));
+    return nvtxcorr_prof_site_intern(0, what, what, nvtxcorr_label_make(what, 0, 0, NULL, 0));
 }
 
 /* ---- per-thread blocks ---- */
