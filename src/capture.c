@@ -62,11 +62,11 @@ int nvtxcorr_capture_active(const void *stream, int ptsz)
     return capturing;
 }
 
-const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
+const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
                                                 int ptsz)
 {
     if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN || !nvtxcorr_capture_active(stream, ptsz))
         return l;
     if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_SKIP) return NULL;
-    return nvtxcorr_range_capture_variant(l);
+    return nvtxcorr_label_capture_variant(l);
 }

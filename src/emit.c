@@ -18,7 +18,7 @@
 nvtxDomainHandle_t nvtxcorr_domain;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static nvtxcorr_map_t capture_variants; /* range -> its " [capture]" variant */
+static nvtxcorr_map_t capture_variants; /* label -> its " [capture]" variant */
 
 int nvtxcorr_emit_init(void)
 {
@@ -42,7 +42,7 @@ static uint32_t category_id(const char *name)
 }
 
 typedef struct interned {
-    nvtxcorr_range_t label;
+    nvtxcorr_label_t label;
     struct interned *next;
     uint32_t color_key, category;
 } interned_t;
@@ -53,7 +53,7 @@ static interned_t **buckets;
 static size_t bucket_count, label_count;
 
 /* The ready-to-push attributes of a label whose text lives at `text` (not copied). */
-static void fill(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
+static void fill(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                  uint32_t category, int skip)
 {
     nvtxEventAttributes_t *a = &l->attr;
@@ -76,10 +76,10 @@ static void fill(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t 
 
 /* A label owned by the caller (graphs.c keeps one per exec and recycles it): not interned,
  * so labels that embed an ever-growing ordinal do not accumulate. */
-void nvtxcorr_range_init(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
+void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip)
 {
-    nvtxcorr_map_put(&capture_variants, l, NULL); /* a recycled range's old text */
+    nvtxcorr_map_put(&capture_variants, l, NULL); /* a recycled label's old text */
     pthread_mutex_lock(&lock);
     uint32_t cat = skip ? 0 : category_id(category);
     fill(l, text, has_color, color, cat, skip);
@@ -104,7 +104,7 @@ static void grow(void)
     bucket_count = n;
 }
 
-const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uint32_t color,
+const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip)
 {
     uint32_t color_key = has_color ? color | 0xFF000000u : 0;
@@ -141,30 +141,30 @@ const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uin
 
 /* A launch made while its stream captures is recorded into a graph, not run: it gets the
  * "capture" category and a " [capture]" suffix, so it is never mistaken for execution. The
- * variant of each range is made once and kept in a map keyed by the range. */
+ * variant of each label is made once and kept in a map keyed by the label. */
 typedef struct variant_job {
-    const nvtxcorr_range_t *range;
-    const nvtxcorr_range_t *variant;
+    const nvtxcorr_label_t *label;
+    const nvtxcorr_label_t *variant;
 } variant_job_t;
 
 static void make_capture_variant(void *arg)
 {
     variant_job_t *job = arg;
-    const nvtxcorr_range_t *l = job->range;
+    const nvtxcorr_label_t *l = job->label;
     char text[NVTXCORR_LABEL_MAX + sizeof NVTXCORR_CAPTURE_SUFFIX];
     snprintf(text, sizeof text, "%s" NVTXCORR_CAPTURE_SUFFIX, l->text);
-    job->variant = nvtxcorr_range_make(text, l->attr.colorType == NVTX_COLOR_ARGB, l->attr.color,
+    job->variant = nvtxcorr_label_make(text, l->attr.colorType == NVTX_COLOR_ARGB, l->attr.color,
                                        NVTXCORR_CATEGORY_CAPTURE, 0);
-    if (job->variant) nvtxcorr_map_put(&capture_variants, l, nvtxcorr_range_value(job->variant));
+    if (job->variant) nvtxcorr_map_put(&capture_variants, l, nvtxcorr_label_value(job->variant));
 }
 
-const nvtxcorr_range_t *nvtxcorr_range_capture_variant(const nvtxcorr_range_t *l)
+const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l)
 {
     if (l == NULL || l->skip) return l;
-    const nvtxcorr_range_t *c = nvtxcorr_range_of(nvtxcorr_map_get(&capture_variants, l));
+    const nvtxcorr_label_t *c = nvtxcorr_label_of(nvtxcorr_map_get(&capture_variants, l));
     if (c) return c;
     variant_job_t job = {l, NULL};
-    nvtxcorr_on_slow_stack(make_capture_variant, &job); /* once per range */
+    nvtxcorr_on_slow_stack(make_capture_variant, &job); /* once per label */
     return job.variant ? job.variant : l;
 }
 

@@ -28,7 +28,7 @@ static _Atomic unsigned instantiations;
  * so a program that instantiates in a loop does not grow. (A launch racing with a destroy of
  * the same exec, which CUDA forbids, could see a recycled label: valid memory, wrong text.) */
 typedef struct graph_label {
-    nvtxcorr_range_t label;
+    nvtxcorr_label_t label;
     char text[NVTXCORR_LABEL_MAX];
     struct graph_label *next_free;
 } graph_label_t;
@@ -124,7 +124,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
     c->list[c->kernels].base = (const char *)(uintptr_t)c->names_len;
     const void *v = nvtxcorr_map_get(&nvtxcorr_function_labels, f);
     if (v == NULL && f) v = nvtxcorr_function_label_slow(f);
-    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     c->list[c->kernels].label = l && !l->skip ? l->text : "-";
     c->names_len += len;
     c->kernels++;
@@ -205,21 +205,21 @@ static unsigned top_kernels(contents_t *c, top_entry_t top[3])
 /* Matches the graph's keys against the label table and makes the result `exec`'s label,
  * recycling the one it replaces (an update). Returns the label, or NULL when out of memory:
  * launches of `exec` then take the slow path to the shared "graph#?" label. */
-static const nvtxcorr_range_t *install_label(CUgraphExec exec, const nvtxcorr_graph_keys_t *keys)
+static const nvtxcorr_label_t *install_label(CUgraphExec exec, const nvtxcorr_graph_keys_t *keys)
 {
     nvtxcorr_label_result_t res;
     nvtxcorr_match_lock();
     nvtxcorr_labels_match_graph(nvtxcorr_label_table(), keys, &res);
     nvtxcorr_match_unlock();
     graph_label_t *g = label_take();
-    const nvtxcorr_range_t *l = NULL;
+    const nvtxcorr_label_t *l = NULL;
     if (g) {
         snprintf(g->text, sizeof g->text, "%s", res.label);
-        nvtxcorr_range_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
+        nvtxcorr_label_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
         l = &g->label;
     }
     graph_label_t *old = nvtxcorr_map_get(&owned, exec);
-    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_range_value(l));
+    nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
     nvtxcorr_map_put(&owned, exec, g);
     nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
     label_give_back(old);
@@ -229,7 +229,7 @@ static const nvtxcorr_range_t *install_label(CUgraphExec exec, const nvtxcorr_gr
 /* The summary the graph mark and the profile trace carry: "<verb> <descriptor>: <label>;
  * top: <base> x<count> (<its label>), ...". */
 static void format_summary(char *text, size_t size, const char *verb,
-                           const nvtxcorr_graph_keys_t *keys, const nvtxcorr_range_t *l,
+                           const nvtxcorr_graph_keys_t *keys, const nvtxcorr_label_t *l,
                            const top_entry_t *top, unsigned ntop)
 {
     char desc[512];
@@ -242,7 +242,7 @@ static void format_summary(char *text, size_t size, const char *verb,
 
 /* Says what was instantiated: a mark to the NVTX tool (when graph marks are on), the same text
  * to profile mode's trace, and a debug log line. */
-static void announce(const char *verb, const nvtxcorr_graph_keys_t *keys, const nvtxcorr_range_t *l,
+static void announce(const char *verb, const nvtxcorr_graph_keys_t *keys, const nvtxcorr_label_t *l,
                      const top_entry_t *top, unsigned ntop)
 {
     int mark = nvtxcorr_config.graph_marks && nvtxcorr_domain != NULL;
@@ -276,7 +276,7 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
     char sig[16];
     snprintf(sig, sizeof sig, "%08x", c.sig);
     nvtxcorr_graph_keys_t keys = {ordinal, c.nodes, c.kernels, sig, ntop ? top[0].base : ""};
-    const nvtxcorr_range_t *l = install_label(exec, &keys);
+    const nvtxcorr_label_t *l = install_label(exec, &keys);
     announce(updated ? "updated" : "instantiated", &keys, l, top, ntop);
     free(c.list);
     free(c.names);
@@ -325,12 +325,12 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
  * see): one shared label, not cached per handle, so a later instantiation still wins. */
 const void *nvtxcorr_graph_label_slow(const void *exec)
 {
-    static const nvtxcorr_range_t *_Atomic unknown;
+    static const nvtxcorr_label_t *_Atomic unknown;
     (void)exec;
-    const nvtxcorr_range_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
+    const nvtxcorr_label_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
     if (l == NULL) {
-        l = nvtxcorr_range_make("graph#?", 0, 0, NULL, 0);
+        l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
         atomic_store_explicit(&unknown, l, memory_order_release);
     }
-    return nvtxcorr_range_value(l);
+    return nvtxcorr_label_value(l);
 }

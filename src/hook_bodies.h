@@ -89,7 +89,7 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
             }                                                                                      \
             NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, map, key, stream, ptsz, grid, #sym);      \
         }                                                                                          \
-        const nvtxcorr_range_t *pushed =                                                           \
+        const nvtxcorr_label_t *pushed =                                                           \
             nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \
         R r = real args;                                                                           \
         nvtxcorr_launch_end(pushed);                                                               \

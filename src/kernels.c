@@ -138,7 +138,7 @@ void nvtxcorr_match_fork(nvtxcorr_fork_t phase)
     nvtxcorr_fork_mutex(&match_lock, phase);
 }
 
-const nvtxcorr_range_t *nvtxcorr_label_for_name(const char *mangled)
+const nvtxcorr_label_t *nvtxcorr_label_for_name(const char *mangled)
 {
     char storage[3 * 1024];
     nvtxcorr_kernel_names_t names;
@@ -147,7 +147,7 @@ const nvtxcorr_range_t *nvtxcorr_label_for_name(const char *mangled)
     nvtxcorr_match_lock();
     nvtxcorr_labels_match_kernel(nvtxcorr_label_table(), &names, &res);
     nvtxcorr_match_unlock();
-    return nvtxcorr_range_make(res.label, res.has_color, res.color, res.category, res.skip);
+    return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
 typedef struct lookup_job {
@@ -163,7 +163,7 @@ static void lookup(void *arg)
     const void *key = job->key;
     int named = key && (job->host ? nvtxcorr_host_name(key, name, sizeof name)
                                   : nvtxcorr_function_name(key, name, sizeof name)) == 0;
-    void *v = nvtxcorr_range_value(nvtxcorr_label_for_name(named ? name : NVTXCORR_UNKNOWN_KERNEL));
+    void *v = nvtxcorr_label_value(nvtxcorr_label_for_name(named ? name : NVTXCORR_UNKNOWN_KERNEL));
     if (key && v)
         nvtxcorr_map_put(job->host ? &nvtxcorr_host_labels : &nvtxcorr_function_labels, key, v);
     job->value = v;

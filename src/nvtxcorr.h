@@ -259,20 +259,23 @@ typedef struct nvtxcorr_thread {
 
 extern __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
 
-/* ---- labels ready to push (emit.c) ---- */
-typedef struct nvtxcorr_range {
+/* ---- labels ready to push (emit.c) ----
+ * A label is what a launch's NVTX range is pushed with: the label table's answer for a
+ * kernel or graph (labels.h, nvtxcorr_label_result_t) registered with NVTX, or the default. The
+ * maps below hold one per handle, tagged as a map value (nvtxcorr_label_value, _of). */
+typedef struct nvtxcorr_label {
     nvtxEventAttributes_t attr; /* registered string, colour, category */
     int skip;                   /* rule said "-": no range */
     const char *text;
-} nvtxcorr_range_t;
+} nvtxcorr_label_t;
 
 extern nvtxDomainHandle_t nvtxcorr_domain;
 int nvtxcorr_emit_init(void);
 /* Interned by (text, colour, category): the same label is registered once. */
-const nvtxcorr_range_t *nvtxcorr_range_make(const char *text, int has_color, uint32_t color,
+const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip);
-const nvtxcorr_range_t *nvtxcorr_range_capture_variant(const nvtxcorr_range_t *l);
-void nvtxcorr_range_init(nvtxcorr_range_t *l, const char *text, int has_color, uint32_t color,
+const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l);
+void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
 
@@ -336,13 +339,13 @@ extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */
 /* Map values are labels, with bit 0 set for a label that says "no range": the launch path
  * then decides without touching the label itself (one cache miss fewer per launch when a
  * program cycles through very many kernels). */
-static inline void *nvtxcorr_range_value(const nvtxcorr_range_t *l)
+static inline void *nvtxcorr_label_value(const nvtxcorr_label_t *l)
 {
     return (void *)((uintptr_t)l | (uintptr_t)(l && l->skip));
 }
-static inline const nvtxcorr_range_t *nvtxcorr_range_of(const void *value)
+static inline const nvtxcorr_label_t *nvtxcorr_label_of(const void *value)
 {
-    return (const nvtxcorr_range_t *)((uintptr_t)value & ~(uintptr_t)1);
+    return (const nvtxcorr_label_t *)((uintptr_t)value & ~(uintptr_t)1);
 }
 
 /* The slow path of a launch whose handle has no cached label, one per kind of handle: finds,
@@ -354,7 +357,7 @@ const void *nvtxcorr_host_label_slow(const void *func);  /* runtime host stub (k
 const void *nvtxcorr_graph_label_slow(const void *exec); /* CUgraphExec (graphs.c) */
 /* The label of a kernel known only by its raw name (profile mode's GPU records), as a
  * launched kernel of that name gets it; the label says skip for a "-" rule (kernels.c). */
-const nvtxcorr_range_t *nvtxcorr_label_for_name(const char *mangled);
+const nvtxcorr_label_t *nvtxcorr_label_for_name(const char *mangled);
 void nvtxcorr_track_name(const void *handle, const char *name);
 void nvtxcorr_track_alias(const void *function, const void *kernel);
 void nvtxcorr_forget_functions(void);
@@ -377,7 +380,7 @@ extern _Atomic unsigned nvtxcorr_captures_open;
 void nvtxcorr_capture_changed(int delta);
 /* Whether `stream` is capturing; call only while nvtxcorr_captures_open is nonzero. */
 int nvtxcorr_capture_active(const void *stream, int ptsz);
-const nvtxcorr_range_t *nvtxcorr_capture_adjust(const nvtxcorr_range_t *l, const void *stream,
+const nvtxcorr_label_t *nvtxcorr_capture_adjust(const nvtxcorr_label_t *l, const void *stream,
                                                 int ptsz);
 
 /* ---- the launch bracket ---- */
@@ -403,7 +406,7 @@ __attribute__((always_inline)) static inline int nvtxcorr_launch_outermost(void)
     return 1;
 }
 
-static inline const nvtxcorr_range_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
+static inline const nvtxcorr_label_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_fn slow,
                                                             nvtxcorr_map_t *map, const void *key,
                                                             const void *stream, int ptsz)
 {
@@ -412,7 +415,7 @@ static inline const nvtxcorr_range_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_
     if (NVTXCORR_UNLIKELY(v == NULL)) v = slow(key);
     if ((uintptr_t)v & 1) /* skip */
         return NULL;
-    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         l = nvtxcorr_capture_adjust(l, stream, ptsz);
     if (l == NULL) return NULL;
@@ -420,7 +423,7 @@ static inline const nvtxcorr_range_t *nvtxcorr_launch_begin(nvtxcorr_label_slow_
     return l;
 }
 
-static inline void nvtxcorr_launch_end(const nvtxcorr_range_t *pushed)
+static inline void nvtxcorr_launch_end(const nvtxcorr_label_t *pushed)
 {
     if (pushed) nvtxDomainRangePop(nvtxcorr_domain);
     nvtxcorr_thread.depth--;

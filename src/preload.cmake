@@ -14,10 +14,10 @@ set(NVTXCORR_PRELOAD_SOURCES
   init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
-  profile/stats.c profile/intern.c profile/clock.c profile/out.c profile/summary.c
-  profile/summary_json.c profile/summary_csv.c profile/summary_text.c profile/trace.c
-  profile/exit.c profile/sigaction.c profile/pages.c profile/histogram.c
-  profile/trace_meta.c
+  profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
+  profile/summary.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
+  profile/trace.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
+  profile/pages.c profile/histogram.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)
 
@@ -79,11 +79,12 @@ if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID S
 endif()
 
 # The core's pure pieces as objects of their own, for the unit tests (tests/unit): the handle
-# map, the cuGetProcAddress version choice, JSON escaping and the histogram, compiled as the
-# library compiles them and linked into a program without preloading anything.
+# map, the cuGetProcAddress version choice, JSON escaping, the histogram and the output paths'
+# expansion, compiled as the library compiles them and linked into a program without
+# preloading anything.
 if(NVTXCORR_BUILD_TESTS)
   add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
-    profile/out.c profile/histogram.c)
+    profile/out.c profile/histogram.c profile/path.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
     ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_BINARY_DIR}/include)

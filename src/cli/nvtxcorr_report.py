@@ -12,7 +12,7 @@ table on stderr, like `perf stat`; its exit status is the command's (128+N after
 `report` merges summaries written with NVTXCORR_PROFILE=...%p.json and prints a table on
 stdout. The summary format and the merge rules are in docs/profile.md: counters add up,
 minimum and maximum are taken, and percentiles come from the summed histograms, so a merge is
-exact up to the histogram's bucket width. The launcher (scripts/nvtxcorr) calls this file.
+exact up to the histogram's bucket width. The launcher (src/cli/nvtxcorr) calls this file.
 """
 import argparse
 import errno
@@ -880,7 +880,7 @@ def cmd_report(args):
 
 
 def program_problem(name):
-    """(status, why) when name cannot be run, as the launcher words it (scripts/nvtxcorr)."""
+    """(status, why) when name cannot be run, as the launcher words it (src/cli/nvtxcorr)."""
     if "/" not in name:
         return None if shutil.which(name) else (127, "command not found")
     if not os.path.exists(name):

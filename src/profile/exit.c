@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -48,39 +47,6 @@ prof_process_t nvtxcorr_prof_process;
 static _Atomic int started, finished, gpu_flushed;
 static _Atomic int written; /* finish() is done */
 static _Atomic long writer; /* the thread running finish() */
-
-int nvtxcorr_prof_expand(const char *p, char *out, size_t size)
-{
-    size_t n = 0;
-    char num[24];
-    for (; *p; p++) {
-        const char *add = p;
-        size_t len = 1;
-        if (p[0] == '%' && p[1] == 'p') {
-            add = num, len = nvtxcorr_fmt_u64(num, (uint64_t)getpid()), p++;
-        } else if (p[0] == '%' && p[1] == 'h') {
-            static struct utsname u;
-            add = uname(&u) == 0 ? u.nodename : "unknown-host", len = strlen(add), p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            p++;
-        } else if (p[0] == '%' && p[1] == 'q' && p[2] == '{' && strchr(p + 3, '}')) {
-            char name[256];
-            size_t k = (size_t)(strchr(p + 3, '}') - (p + 3));
-            if (k >= sizeof name) return -1;
-            memcpy(name, p + 3, k);
-            name[k] = 0;
-            add = nvtxcorr_config_env(name);
-            add = add ? add : "";
-            len = strlen(add);
-            p += 3 + k;
-        }
-        if (n + len >= size) return -1;
-        memcpy(out + n, add, len);
-        n += len;
-    }
-    out[n] = 0;
-    return 0;
-}
 
 /* A path too long after expansion is empty: the summary then goes to stderr at exit (as for
  * every path that cannot be written), the trace is not recorded. */

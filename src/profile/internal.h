@@ -62,7 +62,7 @@ enum {
 struct nvtxcorr_profile_site {
     uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */
     int graph;
-    const nvtxcorr_range_t *label; /* kernels: the interned label, pushed to a tool */
+    const nvtxcorr_label_t *label; /* kernels: the interned label, pushed to a tool */
     const char *name, *function;   /* kernels: raw and base name; graphs: the label */
     const char *trace_prefix;      /* trace mode: the event's constant part, as JSON */
     size_t trace_prefix_len;
@@ -240,7 +240,7 @@ typedef struct prof_process {
     char profile_path[4096], trace_path[4096];
 } prof_process_t;
 extern prof_process_t nvtxcorr_prof_process;
-/* Expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */
+/* path.c: expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */
 int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
 void nvtxcorr_prof_process_reset(void);
 
@@ -337,6 +337,14 @@ int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
+/* stats.c, for the front door (profile.c; the record update is record.h): the site of a
+ * kernel (name, label) or of a graph label (label NULL: a "-" rule); the thread-exit key (0,
+ * or -1), and sites 0 and 1 ([other], [other graphs]). */
+nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
+                                                   const char *function,
+                                                   const nvtxcorr_label_t *label);
+int nvtxcorr_prof_stats_prepare(void);
+void nvtxcorr_prof_stats_init(void);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
                              const nvtxcorr_profile_site_t *launch, uint32_t device,

@@ -1,10 +1,10 @@
-/* Profile mode's counters: what a launch is counted under, and the per-thread records.
+/* Profile mode's statistics: what a launch is counted under, and the per-thread records.
  *
  * A *site* is what a launch is counted under: a kernel (its raw name, as the driver reports
  * it, with the label the table gave it) or a graph label. A site belongs to a *label* group
  * (label text and category), except a kernel whose rule said "-". Sites and labels are
  * interned on a slow path, once per distinct handle, and get small integer ids; each handle
- * caches its site in a lock-free map like the core's labels (nvtxcorr_profile_sites).
+ * caches its site in a lock-free map like the core's labels (profile.c, the front door).
  *
  * Each launching thread owns a block of records indexed by site id, allocated in chunks on
  * first touch, with mmap (pages.c): a thread's first launch may be made in a signal handler. The
@@ -20,6 +20,7 @@
 
 #include "internal.h"
 #include "labels.h"
+#include "record.h"
 
 nvtxcorr_profile_site_t *_Atomic nvtxcorr_prof_sites[PROF_MAX_SITES];
 prof_label_t *_Atomic nvtxcorr_prof_labels[PROF_MAX_SITES];
@@ -30,9 +31,6 @@ __thread prof_thread_t *nvtxcorr_prof_self __attribute__((tls_model("initial-exe
 __thread uint64_t nvtxcorr_prof_own_ticks __attribute__((tls_model("initial-exec"))) =
     PROF_OWN_IDLE;
 _Atomic uint64_t nvtxcorr_prof_own_ns;
-
-/* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
-static nvtxcorr_map_t site_maps[3];
 
 static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -120,7 +118,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
 }
 
 static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
-                                         const nvtxcorr_range_t *label, prof_label_t *group)
+                                         const nvtxcorr_label_t *label, prof_label_t *group)
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
     if (n >= PROF_MAX_SITES) return over_limit(graph);
@@ -150,8 +148,9 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
 
 /* The site of a kernel (name, label) or of a graph label; label NULL: a "-" rule. A full
  * table is checked first, so that what it has no room for takes no label either. */
-static nvtxcorr_profile_site_t *site_intern(int graph, const char *name, const char *function,
-                                            const nvtxcorr_range_t *label)
+nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
+                                                   const char *function,
+                                                   const nvtxcorr_label_t *label)
 {
     const char *text = label ? label->text : NULL;
     const char *category = label ? nvtxcorr_category_name(label->attr.category) : NULL;
@@ -177,90 +176,14 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled)
     char storage[3 * 1024];
     nvtxcorr_kernel_names_t names;
     nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
-    const nvtxcorr_range_t *l = nvtxcorr_label_for_name(mangled);
-    return site_intern(0, mangled, names.function, l && !l->skip ? l : NULL);
+    const nvtxcorr_label_t *l = nvtxcorr_label_for_name(mangled);
+    return nvtxcorr_prof_site_intern(0, mangled, names.function, l && !l->skip ? l : NULL);
 }
 
 /* A graph memcpy or memset node: its own label, outside the label table. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what)
 {
-    return site_intern(0, what, what, nvtxcorr_range_make(what, 0, 0, NULL, 0));
-}
-
-/* The core's label for a handle, found (and cached by the core) on first sight. */
-static const void *label_value(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map, const void *key)
-{
-    const void *v = nvtxcorr_map_get(map, key);
-    if (v) return v;
-    switch (kind) {
-    case NVTXCORR_PROFILE_FUNCTION:
-        return nvtxcorr_function_label_slow(key);
-    case NVTXCORR_PROFILE_HOST:
-        return nvtxcorr_host_label_slow(key);
-    default:
-        return nvtxcorr_graph_label_slow(key);
-    }
-}
-
-typedef struct site_job {
-    nvtxcorr_profile_kind_t kind;
-    nvtxcorr_map_t *map;
-    const void *key;
-    nvtxcorr_profile_site_t *site;
-} site_job_t;
-
-static void site_slow_here(void *arg)
-{
-    site_job_t *job = arg;
-    nvtxcorr_profile_kind_t kind = job->kind;
-    const void *key = job->key;
-    const void *v = label_value(kind, job->map, key);
-    const nvtxcorr_range_t *l = nvtxcorr_range_of(v);
-    int skip = ((uintptr_t)v & 1) != 0;
-    nvtxcorr_profile_site_t *s;
-    if (kind == NVTXCORR_PROFILE_GRAPH) {
-        const char *text = l ? l->text : "graph#?";
-        s = site_intern(1, skip ? "-" : text, skip ? "-" : text, skip ? NULL : l);
-    } else {
-        char raw[1024], storage[3 * 1024];
-        nvtxcorr_kernel_names_t names;
-        int named = key && (kind == NVTXCORR_PROFILE_HOST
-                                ? nvtxcorr_host_name(key, raw, sizeof raw)
-                                : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
-        if (!named) snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
-        nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
-        /* A label that could not be made (out of memory) still counts under the kernel's
-         * default label text. */
-        s = site_intern(0, raw, names.function, skip ? NULL : l);
-    }
-    /* Cached only when the core cached the label too: an exec never seen instantiated is
-     * looked up again, so its later instantiation wins (as in graphs.c). */
-    if (s && key && nvtxcorr_map_get(job->map, key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, s);
-    job->site = s;
-}
-
-/* First launch of a handle in profile mode: naming and demangling are deep, so this runs on
- * the slow-path stack, as the core's own first-launch work does. */
-static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map,
-                                          const void *key)
-{
-    site_job_t job = {kind, map, key, NULL};
-    nvtxcorr_on_slow_stack(site_slow_here, &job);
-    return job.site;
-}
-
-void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key)
-{
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE &&
-        nvtxcorr_map_get(&site_maps[kind], key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, NULL);
-}
-
-void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind)
-{
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE)
-        nvtxcorr_map_clear_values(&site_maps[kind]);
+    return nvtxcorr_prof_site_intern(0, what, what, nvtxcorr_label_make(what, 0, 0, NULL, 0));
 }
 
 /* ---- per-thread blocks ---- */
@@ -307,7 +230,7 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
     return t;
 }
 
-static prof_record_t *chunk_new(prof_thread_t *t, uint32_t id)
+prof_record_t *nvtxcorr_prof_chunk_new(prof_thread_t *t, uint32_t id)
 {
     prof_record_t *c = nvtxcorr_prof_zalloc(PROF_CHUNK * sizeof *c);
     if (c) atomic_store_explicit(&t->chunks[id / PROF_CHUNK], c, memory_order_release);
@@ -318,8 +241,8 @@ static prof_record_t *chunk_new(prof_thread_t *t, uint32_t id)
  * and it restarts from 0. In a forked child, the first carry into a site clears what the
  * parent had carried; a thread that finds another one clearing waits for it (a 1.2 KB
  * memset). Out of line, so the launch path keeps nothing live across it. */
-__attribute__((noinline, cold)) static void spill(nvtxcorr_profile_site_t *s,
-                                                  _Atomic uint16_t *bucket, unsigned b)
+__attribute__((noinline, cold)) void nvtxcorr_prof_spill(nvtxcorr_profile_site_t *s,
+                                                         _Atomic uint16_t *bucket, unsigned b)
 {
     enum { CLEARING = 0xffffffffu };
     unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
@@ -340,115 +263,14 @@ __attribute__((noinline, cold)) static void spill(nvtxcorr_profile_site_t *s,
     atomic_store_explicit(bucket, 0, memory_order_relaxed);
 }
 
-#define BUMP(field, by)                                                                            \
-    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (by),   \
-                          memory_order_relaxed)
-
-static void record(const nvtxcorr_profile_launch_t *pl, int failed)
-{
-    prof_thread_t *t = nvtxcorr_prof_self;
-    if (NVTXCORR_UNLIKELY(t == NULL) && (t = nvtxcorr_prof_thread_attach()) == NULL) return;
-    uint32_t id = pl->site->id;
-    prof_record_t *c = atomic_load_explicit(&t->chunks[id / PROF_CHUNK], memory_order_relaxed);
-    if (NVTXCORR_UNLIKELY(c == NULL) && (c = chunk_new(t, id)) == NULL) return;
-    prof_record_t *r = &c[id % PROF_CHUNK];
-    if (failed) BUMP(r->errors, 1); /* a launch that failed while capturing too */
-    if (pl->capturing) {            /* recorded into a graph, not run: counted apart, not timed */
-        BUMP(r->capture, 1);
-        return;
-    }
-    uint64_t ns = pl->ns, n = atomic_load_explicit(&r->launches, memory_order_relaxed);
-    atomic_store_explicit(&r->launches, n + 1, memory_order_relaxed);
-    BUMP(r->total_ns, ns);
-    if (n == 0 || ns < atomic_load_explicit(&r->min_ns, memory_order_relaxed))
-        atomic_store_explicit(&r->min_ns, ns, memory_order_relaxed);
-    if (ns > atomic_load_explicit(&r->max_ns, memory_order_relaxed))
-        atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
-    unsigned b = prof_bucket(ns);
-    unsigned v = atomic_load_explicit(&r->hist[b], memory_order_relaxed) + 1u;
-    if (NVTXCORR_LIKELY(v != PROF_SPILL))
-        atomic_store_explicit(&r->hist[b], (uint16_t)v, memory_order_relaxed);
-    else
-        spill(pl->site, &r->hist[b], b);
-}
-
-/* ---- the launch path ---- */
-void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
-                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
-{
-    /* The body entered the depth (nvtxcorr_launch_outermost). */
-    nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
-    if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
-    pl->site = s;
-    pl->stream = stream;
-    pl->pushed = 0;
-    pl->capturing = 0;
-    if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
-        pl->capturing = nvtxcorr_capture_active(stream, ptsz);
-    if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
-        const nvtxcorr_range_t *l;
-        if (kind == NVTXCORR_PROFILE_GRAPH) { /* graph labels are owned per exec: ask the core */
-            const void *v = nvtxcorr_map_get(map, key);
-            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_range_of(v))
-                  : nvtxcorr_range_of(nvtxcorr_graph_label_slow(key));
-        } else {
-            l = s ? s->label : NULL;
-        }
-        if (l && pl->capturing) l = nvtxcorr_capture_adjust(l, stream, ptsz);
-        if (l) {
-            nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
-            pl->pushed = 1;
-        }
-    }
-    pl->ext = 0;
-    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
-    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
-        nvtxcorr_prof_gpu_first_launch();
-        gpu = nvtxcorr_prof_gpu_on;
-    }
-    if (gpu == PROF_GPU_COLLECTING && s != NULL && !pl->capturing)
-        nvtxcorr_prof_gpu_push(pl, s->id);
-    /* The launch call alone: everything above (CUPTI's start at the first launch, the
-     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
-     * inside the call (CUPTI's callbacks) is taken out at the end. */
-    nvtxcorr_prof_own_ticks = 0;
-    pl->start = prof_now();
-}
-
-int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
-{
-    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
-    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
-    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
-        uint64_t o = own < ticks ? own : ticks;
-        ticks -= o;
-        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
-    }
-    if (pl->ext) nvtxcorr_prof_gpu_pop();
-    if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
-    pl->ns = prof_ticks_ns(ticks);
-    if (NVTXCORR_LIKELY(pl->site != NULL)) record(pl, failed);
-    nvtxcorr_thread.depth--;
-    return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
-}
-
-/* ---- start-up and fork ---- */
-static void after_fork_in_child(void)
-{
-    pthread_mutex_init(&intern_lock, NULL);
-    pthread_mutex_init(&threads_lock, NULL);
-    nvtxcorr_prof_stats_after_fork();
-    nvtxcorr_prof_trace_after_fork();
-    nvtxcorr_prof_gpu_after_fork();
-    nvtxcorr_prof_process_reset();
-}
-
 /* The child keeps the sites (names) but none of the parent's counts: a new generation makes
  * every block's records the parent's (left out of the summary, dropped when the block is
  * reused), and every block is retired, the forking thread's too, whose next launch attaches
  * afresh. Only each block's header is written here, never a record. */
 void nvtxcorr_prof_stats_after_fork(void)
 {
+    pthread_mutex_init(&intern_lock, NULL);
+    pthread_mutex_init(&threads_lock, NULL);
     atomic_store_explicit(&nvtxcorr_prof_own_ns, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&nvtxcorr_prof_generation, 1, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
@@ -460,25 +282,16 @@ void nvtxcorr_prof_stats_after_fork(void)
     nvtxcorr_prof_self = NULL;
 }
 
-int nvtxcorr_profile_prepare(void)
+int nvtxcorr_prof_stats_prepare(void)
 {
-    if (pthread_key_create(&thread_key, thread_exit) != 0) return -1;
-    nvtxcorr_prof_process_reset();
-    nvtxcorr_prof_exit_init(); /* from here a SIGTERM writes what there is */
-    nvtxcorr_prof_clock_init();
-    if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
-        return -1;
-    return 0;
+    return pthread_key_create(&thread_key, thread_exit) != 0 ? -1 : 0;
 }
 
-int nvtxcorr_profile_init(void)
+void nvtxcorr_prof_stats_init(void)
 {
     /* Sites 0 and 1: where kernel and graph launches go once their bound is reached. */
     pthread_mutex_lock(&intern_lock);
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
     site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
-    pthread_atfork(NULL, NULL, after_fork_in_child);
-    nvtxcorr_prof_gpu_start();
-    return 0;
 }

@@ -1,10 +1,12 @@
 /* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
- * not exercise: initialisation (init.c), settings (config.c), diagnostics (log.c), glibc's
- * dlsym behind our override (dlsym.c) and the hooks themselves (their hidden aliases, one
- * per row of hooks.def, used by resolve.c's table only as addresses). */
+ * not exercise: initialisation (init.c), settings (config.c: the environment read directly),
+ * diagnostics (log.c), glibc's dlsym behind our override (dlsym.c) and the hooks themselves
+ * (their hidden aliases, one per row of hooks.def, used by resolve.c's table only as
+ * addresses). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "nvtxcorr.h"
@@ -20,6 +22,11 @@ int nvtxcorr_init_slow(void)
 int nvtxcorr_initialising_here(void)
 {
     return 0;
+}
+
+const char *nvtxcorr_config_env(const char *name)
+{
+    return getenv(name);
 }
 
 int nvtxcorr_config_disabled(void)

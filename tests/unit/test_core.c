@@ -1,5 +1,5 @@
 /* Unit tests of the core's pure pieces, without preloading: `test_core AREA` runs one area
- * (map, procaddr, escape, histogram; driver FAKES_DIR) and exits non-zero on any failed
+ * (map, procaddr, escape, histogram, path; driver FAKES_DIR) and exits non-zero on any failed
  * check. */
 #include <string.h>
 
@@ -15,7 +15,8 @@ int main(int argc, char **argv)
     } areas[] = {{"map", test_map},
                  {"procaddr", test_procaddr},
                  {"escape", test_escape},
-                 {"histogram", test_histogram}};
+                 {"histogram", test_histogram},
+                 {"path", test_path}};
     int ran = 0;
     if (argc == 3 && !strcmp(argv[1], "driver")) {
         test_driver(argv[2]);
@@ -27,7 +28,8 @@ int main(int argc, char **argv)
             ran++;
         }
     if (!ran) {
-        fprintf(stderr, "usage: test_core [map|procaddr|escape|histogram | driver FAKES_DIR]\n");
+        fprintf(stderr,
+                "usage: test_core [map|procaddr|escape|histogram|path | driver FAKES_DIR]\n");
         return 2;
     }
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);

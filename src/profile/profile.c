@@ -1,0 +1,179 @@
+/* Profile mode's front door: what profile.h declares and the core calls. Start-up
+ * (nvtxcorr_profile_prepare, _init) and the fork handler; the launch path (nvtxcorr_profile_begin
+ * and _end around the real call); and which site a launch handle counts under, cached per
+ * handle kind in a lock-free map like the core's labels, found on the slow-path stack at a
+ * handle's first launch and forgotten when the core's label for it changes. What a launch is
+ * counted under and the per-thread records it is counted in are stats.c's. */
+#include <pthread.h>
+#include <stdio.h>
+
+#include "internal.h"
+#include "labels.h"
+#include "record.h"
+
+/* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
+static nvtxcorr_map_t site_maps[3];
+
+/* The core's label for a handle, found (and cached by the core) on first sight. */
+static const void *label_value(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map, const void *key)
+{
+    const void *v = nvtxcorr_map_get(map, key);
+    if (v) return v;
+    switch (kind) {
+    case NVTXCORR_PROFILE_FUNCTION:
+        return nvtxcorr_function_label_slow(key);
+    case NVTXCORR_PROFILE_HOST:
+        return nvtxcorr_host_label_slow(key);
+    default:
+        return nvtxcorr_graph_label_slow(key);
+    }
+}
+
+typedef struct site_job {
+    nvtxcorr_profile_kind_t kind;
+    nvtxcorr_map_t *map;
+    const void *key;
+    nvtxcorr_profile_site_t *site;
+} site_job_t;
+
+static void site_slow_here(void *arg)
+{
+    site_job_t *job = arg;
+    nvtxcorr_profile_kind_t kind = job->kind;
+    const void *key = job->key;
+    const void *v = label_value(kind, job->map, key);
+    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
+    int skip = ((uintptr_t)v & 1) != 0;
+    nvtxcorr_profile_site_t *s;
+    if (kind == NVTXCORR_PROFILE_GRAPH) {
+        const char *text = l ? l->text : "graph#?";
+        s = nvtxcorr_prof_site_intern(1, skip ? "-" : text, skip ? "-" : text, skip ? NULL : l);
+    } else {
+        char raw[1024], storage[3 * 1024];
+        nvtxcorr_kernel_names_t names;
+        int named = key && (kind == NVTXCORR_PROFILE_HOST
+                                ? nvtxcorr_host_name(key, raw, sizeof raw)
+                                : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
+        if (!named) snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
+        nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
+        /* A label that could not be made (out of memory) still counts under the kernel's
+         * default label text. */
+        s = nvtxcorr_prof_site_intern(0, raw, names.function, skip ? NULL : l);
+    }
+    /* Cached only when the core cached the label too: an exec never seen instantiated is
+     * looked up again, so its later instantiation wins (as in graphs.c). */
+    if (s && key && nvtxcorr_map_get(job->map, key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, s);
+    job->site = s;
+}
+
+/* First launch of a handle in profile mode: naming and demangling are deep, so this runs on
+ * the slow-path stack, as the core's own first-launch work does. */
+static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map,
+                                          const void *key)
+{
+    site_job_t job = {kind, map, key, NULL};
+    nvtxcorr_on_slow_stack(site_slow_here, &job);
+    return job.site;
+}
+
+void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key)
+{
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE &&
+        nvtxcorr_map_get(&site_maps[kind], key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, NULL);
+}
+
+void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind)
+{
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE)
+        nvtxcorr_map_clear_values(&site_maps[kind]);
+}
+
+/* ---- the launch path ---- */
+void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
+                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
+{
+    /* The body entered the depth (nvtxcorr_launch_outermost). */
+    nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
+    if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
+    pl->site = s;
+    pl->stream = stream;
+    pl->pushed = 0;
+    pl->capturing = 0;
+    if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
+        pl->capturing = nvtxcorr_capture_active(stream, ptsz);
+    if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
+        const nvtxcorr_label_t *l;
+        if (kind == NVTXCORR_PROFILE_GRAPH) { /* graph labels are owned per exec: ask the core */
+            const void *v = nvtxcorr_map_get(map, key);
+            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_label_of(v))
+                  : nvtxcorr_label_of(nvtxcorr_graph_label_slow(key));
+        } else {
+            l = s ? s->label : NULL;
+        }
+        if (l && pl->capturing) l = nvtxcorr_capture_adjust(l, stream, ptsz);
+        if (l) {
+            nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
+            pl->pushed = 1;
+        }
+    }
+    pl->ext = 0;
+    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
+    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
+        nvtxcorr_prof_gpu_first_launch();
+        gpu = nvtxcorr_prof_gpu_on;
+    }
+    if (gpu == PROF_GPU_COLLECTING && s != NULL && !pl->capturing)
+        nvtxcorr_prof_gpu_push(pl, s->id);
+    /* The launch call alone: everything above (CUPTI's start at the first launch, the
+     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
+     * inside the call (CUPTI's callbacks) is taken out at the end. */
+    nvtxcorr_prof_own_ticks = 0;
+    pl->start = prof_now();
+}
+
+int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
+{
+    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
+    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
+    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
+        uint64_t o = own < ticks ? own : ticks;
+        ticks -= o;
+        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
+    }
+    if (pl->ext) nvtxcorr_prof_gpu_pop();
+    if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
+    pl->ns = prof_ticks_ns(ticks);
+    if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, failed);
+    nvtxcorr_thread.depth--;
+    return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
+}
+
+/* ---- start-up and fork ---- */
+static void after_fork_in_child(void)
+{
+    nvtxcorr_prof_stats_after_fork();
+    nvtxcorr_prof_trace_after_fork();
+    nvtxcorr_prof_gpu_after_fork();
+    nvtxcorr_prof_process_reset();
+}
+
+int nvtxcorr_profile_prepare(void)
+{
+    if (nvtxcorr_prof_stats_prepare() != 0) return -1;
+    nvtxcorr_prof_process_reset();
+    nvtxcorr_prof_exit_init(); /* from here a SIGTERM writes what there is */
+    nvtxcorr_prof_clock_init();
+    if (nvtxcorr_config.trace && nvtxcorr_prof_trace_init() != 0 && !nvtxcorr_config.profile)
+        return -1;
+    return 0;
+}
+
+int nvtxcorr_profile_init(void)
+{
+    nvtxcorr_prof_stats_init();
+    pthread_atfork(NULL, NULL, after_fork_in_child);
+    nvtxcorr_prof_gpu_start();
+    return 0;
+}
