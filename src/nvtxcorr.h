@@ -229,6 +229,28 @@ static inline int nvtxcorr_launch_mode(void)
                                 : NVTXCORR_MODE_PASSTHROUGH;
 }
 
+/* ---- events for profile mode (init.c) ---- */
+/* Slow-path events the core announces without knowing who listens: profile mode registers a
+ * function for each while it initialises (nvtxcorr_profile_init). The pointers are atomic,
+ * NULL meaning nobody listens, and the event is then a no-op, so the core never calls into
+ * src/profile/ for them (the one-way layering of docs/design.md). */
+typedef enum {
+    NVTXCORR_HANDLE_FUNCTION,
+    NVTXCORR_HANDLE_HOST,
+    NVTXCORR_HANDLE_GRAPH
+} nvtxcorr_handle_kind_t;
+/* A handle's label changed or the handle went away (key), or every handle of a kind did (key
+ * NULL: a module or library unload). */
+typedef void (*nvtxcorr_forget_fn)(nvtxcorr_handle_kind_t kind, const void *key);
+/* A graph exec was instantiated or updated: the text of its summary (as the graph mark's). */
+typedef void (*nvtxcorr_graph_event_fn)(const char *text);
+void nvtxcorr_on_handles_forgotten(nvtxcorr_forget_fn fn);
+void nvtxcorr_on_graph_event(nvtxcorr_graph_event_fn fn);
+/* What kernels.c and graphs.c call: through the registered function, if any. */
+void nvtxcorr_handles_forgotten(nvtxcorr_handle_kind_t kind, const void *key);
+int nvtxcorr_graph_event_wanted(void); /* whether a graph event's text need be made */
+void nvtxcorr_graph_event(const char *text);
+
 /* ---- per-thread state ---- */
 typedef struct nvtxcorr_capture_entry {
     const void *stream;

@@ -240,6 +240,10 @@ void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
 void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
 extern _Atomic int nvtxcorr_prof_tracing;
+/* Trace mode: an instant event on the calling thread (graph instantiations and updates), the
+ * core's graph event (registered by nvtxcorr_profile_init). */
+int nvtxcorr_profile_tracing(void);
+void nvtxcorr_profile_graph_event(const char *text);
 void nvtxcorr_prof_exit_init(void);
 /* sigaction.c: the real sigaction (never ours), and the signals whose SIG_DFL `handler`
  * stands in for (the program is told SIG_DFL wherever it is installed). */

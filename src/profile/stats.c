@@ -250,17 +250,16 @@ static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr
     return job.site;
 }
 
-void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key)
+/* The core's forgotten-handles event (registered by nvtxcorr_profile_init): a handle's label
+ * changed or the handle went away (key NULL: every handle of the kind), so its site is found
+ * again at its next launch. */
+static void forget(nvtxcorr_handle_kind_t kind, const void *key)
 {
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE &&
-        nvtxcorr_map_get(&site_maps[kind], key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, NULL);
-}
-
-void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind)
-{
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE)
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE) return;
+    if (key == NULL)
         nvtxcorr_map_clear_values(&site_maps[kind]);
+    else if (nvtxcorr_map_get(&site_maps[kind], key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, NULL);
 }
 
 /* ---- per-thread blocks ---- */
@@ -479,6 +478,10 @@ int nvtxcorr_profile_init(void)
     site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
     pthread_atfork(NULL, NULL, after_fork_in_child);
+    nvtxcorr_on_handles_forgotten(forget);
+    /* Whenever trace mode is asked for: a forked child traces again even where the parent's
+     * trace stopped (the event itself checks that the trace is on). */
+    if (nvtxcorr_config.trace) nvtxcorr_on_graph_event(nvtxcorr_profile_graph_event);
     nvtxcorr_prof_gpu_start();
     return 0;
 }
