@@ -89,14 +89,31 @@ void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
         pthread_mutex_init(m, NULL);
 }
 
+/* The whole order (nvtxcorr.h): profile mode's steps, then the core's. Written on the
+ * initialising thread before pthread_atfork registers the handlers that read it; the count is
+ * published with release, so a fork on any thread sees the steps it counts. */
+static nvtxcorr_fork_fn fork_steps[NVTXCORR_FORK_STEPS + 4];
+static _Atomic unsigned fork_nsteps;
+
+static void fork_append(const nvtxcorr_fork_fn *steps, unsigned n)
+{
+    unsigned at = atomic_load_explicit(&fork_nsteps, memory_order_relaxed);
+    for (unsigned i = 0; i < n; i++)
+        fork_steps[at++] = steps[i];
+    atomic_store_explicit(&fork_nsteps, at, memory_order_release);
+}
+
+void nvtxcorr_on_fork(const nvtxcorr_fork_fn *steps, unsigned n)
+{
+    fork_append(steps, n < NVTXCORR_FORK_STEPS ? n : NVTXCORR_FORK_STEPS);
+}
+
 static void fork_all(nvtxcorr_fork_t phase)
 {
-    /* Acquired in this order, released in reverse. */
-    static void (*const each[])(nvtxcorr_fork_t) = {nvtxcorr_match_fork, nvtxcorr_graphs_fork,
-                                                    nvtxcorr_emit_fork, nvtxcorr_map_fork};
-    enum { N = sizeof each / sizeof each[0] };
-    for (int i = 0; i < N; i++)
-        each[phase == NVTXCORR_FORK_PREPARE ? i : N - 1 - i](phase);
+    /* Acquired in this order, released and re-initialised in reverse. */
+    unsigned n = atomic_load_explicit(&fork_nsteps, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        fork_steps[phase == NVTXCORR_FORK_PREPARE ? i : n - 1 - i](phase);
 }
 
 /* The depth is held while the locks are, as in every hook that takes them: a signal handler
@@ -166,8 +183,12 @@ static void initialise_here(void *unused)
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
                      NVTXCORR_VERSION_STRING);
     }
-    if (mode >= NVTXCORR_MODE_ACTIVE)
+    if (mode >= NVTXCORR_MODE_ACTIVE) {
+        static const nvtxcorr_fork_fn core[] = {nvtxcorr_match_fork, nvtxcorr_graphs_fork,
+                                                nvtxcorr_emit_fork, nvtxcorr_map_fork};
+        fork_append(core, sizeof core / sizeof core[0]);
         pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    }
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
 }
 

@@ -300,7 +300,9 @@ void nvtxcorr_prof_gpu_flush(int from_signal);
 int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
-void nvtxcorr_prof_gpu_reset(void);
+/* Fork steps (registered by stats.c, in the order of docs/design.md, Fork). */
+void nvtxcorr_prof_gpu_fork(nvtxcorr_fork_t phase);   /* gpu.c: the record lock */
+void nvtxcorr_prof_cupti_fork(nvtxcorr_fork_t phase); /* cupti.c: the spare buffers' lock */
 /* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
  * begin_buffer and end_buffer. */
 typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;

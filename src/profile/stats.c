@@ -432,10 +432,18 @@ int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 }
 
 /* ---- start-up and fork ---- */
-static void after_fork_in_child(void)
+/* The fork step of the sites' and labels' lock and of the thread-block list's. */
+static void stats_fork(nvtxcorr_fork_t phase)
 {
-    pthread_mutex_init(&intern_lock, NULL);
-    pthread_mutex_init(&threads_lock, NULL);
+    nvtxcorr_fork_mutex(phase == NVTXCORR_FORK_PREPARE ? &intern_lock : &threads_lock, phase);
+    nvtxcorr_fork_mutex(phase == NVTXCORR_FORK_PREPARE ? &threads_lock : &intern_lock, phase);
+}
+
+/* The child's own state, once every lock is fresh (this step is first of the prepare order,
+ * so last in the child's). */
+static void child_state(nvtxcorr_fork_t phase)
+{
+    if (phase != NVTXCORR_FORK_CHILD) return;
     nvtxcorr_prof_stats_after_fork();
     nvtxcorr_prof_trace_after_fork();
     nvtxcorr_prof_gpu_after_fork();
@@ -477,7 +485,13 @@ int nvtxcorr_profile_init(void)
     site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
     site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    /* Profile mode's part of the core's one fork order (docs/design.md, Fork): CUPTI's record
+     * lock first (its holder takes the others; re-initialised in the child only), then the
+     * sites and the thread blocks, and CUPTI's spare buffers. The trace's file lock is the
+     * trace's state, reset in the child with the rest of it (nvtxcorr_prof_trace_after_fork). */
+    static const nvtxcorr_fork_fn steps[] = {child_state, nvtxcorr_prof_gpu_fork, stats_fork,
+                                             nvtxcorr_prof_cupti_fork};
+    nvtxcorr_on_fork(steps, sizeof steps / sizeof steps[0]);
     nvtxcorr_on_handles_forgotten(forget);
     /* Whenever trace mode is asked for: a forked child traces again even where the parent's
      * trace stopped (the event itself checks that the trace is on). */
