@@ -49,6 +49,15 @@ static const char *nonempty(const char *v)
     return v && *v ? v : NULL;
 }
 
+static const char *first_env(const char *const *names)
+{
+    for (; *names; names++) {
+        const char *v = nonempty(secure_getenv(*names));
+        if (v) return v;
+    }
+    return NULL;
+}
+
 static int secure_execution(void)
 {
     return getauxval(AT_SECURE) != 0;
@@ -114,6 +123,25 @@ void nvtxcorr_config_read(void)
         else
             c.trace_max_mb = (unsigned)mb;
     }
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_TRACE_FORMAT))) != NULL) {
+        if (!strcasecmp(v, "kineto"))
+            c.trace_format = NVTXCORR_TRACE_KINETO;
+        else if (!strcasecmp(v, "chrome"))
+            c.trace_format = NVTXCORR_TRACE_CHROME;
+        else
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_TRACE_FORMAT=%s: unknown format (kineto, chrome); using kineto "
+                         "for a .json path, chrome otherwise",
+                         v);
+    }
+    /* The variables launchers set, in the order torchrun, Open MPI, Slurm, MPICH/Intel MPI
+     * (PMI) are looked at: the first one set wins. */
+    c.rank = first_env(
+        (const char *[]){"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK", NULL});
+    c.local_rank = first_env((const char *[]){"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                              "SLURM_LOCALID", "MPI_LOCALRANKID", NULL});
+    c.world_size = first_env(
+        (const char *[]){"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "PMI_SIZE", NULL});
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GPU))) != NULL &&
         !boolean(NVTXCORR_ENV_GPU, v, 1, "GPU time stays on"))
         c.gpu_off = v;

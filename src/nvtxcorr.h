@@ -34,6 +34,7 @@ enum {
     NVTXCORR_LOG_DEBUG
 };
 enum { NVTXCORR_CAPTURE_MARK = 0, NVTXCORR_CAPTURE_SKIP, NVTXCORR_CAPTURE_PLAIN };
+enum { NVTXCORR_TRACE_BY_PATH = 0, NVTXCORR_TRACE_KINETO, NVTXCORR_TRACE_CHROME };
 
 typedef struct nvtxcorr_config {
     int enabled;               /* NVTXCORR */
@@ -46,6 +47,10 @@ typedef struct nvtxcorr_config {
     const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
     const char *trace;         /* NVTXCORR_TRACE */
     unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
+    int trace_format;          /* NVTXCORR_TRACE_FORMAT: NVTXCORR_TRACE_* below, 0 by the path */
+    /* The launcher's rank variables (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK, ...),
+     * the first one set of each; NULL when none is. The Kineto trace's distributedInfo. */
+    const char *rank, *local_rank, *world_size;
     const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
     const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
     const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */
@@ -159,7 +164,12 @@ void *nvtxcorr_driver_lookup(const char *public_name, int version, int ptsz);
     X(cudaFuncGetName, cudaFuncGetName, 0, 0)                                                      \
     X(cudaGetFuncBySymbol, cudaGetFuncBySymbol, 0, 0)                                              \
     X(cudaPeekAtLastError, cudaPeekAtLastError, 0, 0)                                              \
-    X(cudaGetLastError, cudaGetLastError, 0, 0)
+    X(cudaGetLastError, cudaGetLastError, 0, 0)                                                    \
+    /* the Kineto trace's deviceProperties (profile/trace_meta.c) */                               \
+    X(cuDeviceGetCount, cuDeviceGetCount, 2000, 0)                                                 \
+    X(cuDeviceGetName, cuDeviceGetName, 2000, 0)                                                   \
+    X(cuDeviceTotalMem_v2, cuDeviceTotalMem, 3020, 0)                                              \
+    X(cuDeviceGetAttribute, cuDeviceGetAttribute, 2000, 0)
 
 typedef enum nvtxcorr_cuda_id {
 #define NVTXCORR_CUDA_ID(id, pub, version, ptsz) NVTXCORR_CUDA_##id,

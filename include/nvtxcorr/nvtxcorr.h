@@ -32,6 +32,8 @@
 #define NVTXCORR_ENV_TRACE "NVTXCORR_TRACE"
 #define NVTXCORR_ENV_TRACE_MAX_MB "NVTXCORR_TRACE_MAX_MB"
 #define NVTXCORR_TRACE_MAX_MB_DEFAULT 1024
+/* kineto (the default for a path ending .json) or chrome (the default otherwise). */
+#define NVTXCORR_ENV_TRACE_FORMAT "NVTXCORR_TRACE_FORMAT"
 /* GPU time in profile mode (CUPTI): off with NVTXCORR_GPU=0; which libcupti to load. */
 #define NVTXCORR_ENV_GPU "NVTXCORR_GPU"
 #define NVTXCORR_ENV_CUPTI_LIBRARY "NVTXCORR_CUPTI_LIBRARY"

@@ -3,8 +3,8 @@
 
   nvtxcorr_report.py stat --library LIB [-o FILE|-] [--format F] [-f] [--top N|all]
                           [--sort gpu|cpu|launches] [--trace FILE] -- command [args...]
-  nvtxcorr_report.py report [--by label|kernel|process] [--top N|all] [--sort ...]
-                            [--csv|--json|--format F|--suggest] FILE.json...
+  nvtxcorr_report.py report [--by label|kernel|process|rank] [--top N|all] [--sort ...]
+                            [--csv|--json|--format F|--suggest|--hatchet] FILE.json...
 
 `stat` runs the command with libnvtxcorr.so in profile mode (every process it starts writes
 its own summary into a private directory), then merges the summaries and prints the text
@@ -613,6 +613,109 @@ def json_object(summaries):
             "kernel_labels": kernel_labels, "graphs": graphs}
 
 
+# ---- --hatchet ----------------------------------------------------------------------------------
+def hatchet(summaries):
+    """The label tree in Hatchet's literal form (llnl-hatchet, GraphFrame.from_literal): labels
+    split at "." (attention.prefill is prefill under attention), under one root for the whole
+    run. Metrics: GPU time in ns ("time", "time (inc)": Hatchet takes a metric with "(inc)" as
+    inclusive), GPU operations ("count", "count (inc)"), launches and CPU time ("launches",
+    "cpu_ns", exclusive). GPU time that is in no label (operations whose launch is not known,
+    kernels of "-" rules) is a node of its own, so the root's "time (inc)" is the summary's
+    totals.gpu_ns. A frame carries the label's whole path: Hatchet identifies nodes by frame,
+    and two labels may end in the same word."""
+    def node(name, path, kind):
+        return {"frame": {"name": name, "type": kind, "path": path},
+                "metrics": {"time": 0, "count": 0, "launches": 0, "cpu_ns": 0},
+                "children": {}}
+    cmds = {os.path.basename(str((d.get("command") or [p])[0])) for p, d in summaries}
+    root = node(" ".join(sorted(cmds)) if len(cmds) <= 3 else f"{len(summaries)} processes",
+                "", "program")
+    labelled = 0
+    for r in merge(summaries, "label"):
+        f = r.fields()
+        at, path = root, []
+        for part in r.key[0].split("."):
+            path.append(part)
+            at = at["children"].setdefault(part, node(part, ".".join(path), "label"))
+        m = at["metrics"]
+        m["time"] += f["gpu_ns"] or 0
+        m["count"] += f["gpu_kernels"] or 0
+        m["launches"] += f["launches"] + f["capture_launches"]
+        m["cpu_ns"] += f["cpu_ns"]
+        labelled += f["gpu_ns"] or 0
+    rest = (merged_totals(summaries).get("gpu_ns") or 0) - labelled
+    if rest:
+        other = root["children"].setdefault("[no label]", node("[no label]", "", "other"))
+        other["metrics"]["time"] = rest
+
+    def close(n):
+        kids = [close(c) for c in n["children"].values()]
+        m = n["metrics"]
+        m["time (inc)"] = m["time"] + sum(k["metrics"]["time (inc)"] for k in kids)
+        m["count (inc)"] = m["count"] + sum(k["metrics"]["count (inc)"] for k in kids)
+        n["children"] = sorted(kids, key=lambda k: -k["metrics"]["time (inc)"])
+        if not kids:
+            del n["children"]
+        return n
+    return json.dumps([close(root)], indent=1) + "\n"
+
+
+# ---- --by rank ---------------------------------------------------------------------------------
+def trace_rank(path):
+    """(pid, rank, world_size) from a Kineto trace's head (its first 4 KiB: distributedInfo and
+    the process_name event), or None when the file is not one."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+    # HTA's own regex for the rank (hta/common/trace_file.py); the head is nvtxcorr's
+    rank = re.search(r'"distributedInfo": \{"rank":\s+(\d+)', head)
+    world = re.search(r'"world_size":\s+(\d+)', head)
+    pid = re.search(r'"name":"process_name","ph":"M","pid":(\d+)', head)
+    if not (rank and pid and world):
+        return None
+    return int(pid.group(1)), int(rank.group(1)), int(world.group(1))
+
+
+def by_rank(summaries, pid_rank, top):
+    """GPU time (CPU time without it) per label per rank, the slowest rank of each label
+    marked, and a warning when ranks are missing. A summary's rank is its trace's
+    (distributedInfo), matched by pid."""
+    ranks, world = {}, 0
+    for p, d in summaries:
+        r, w = pid_rank.get(d.get("pid"), (None, 0))
+        if r is None:
+            say("warn", f"{p}: no trace of pid {d.get('pid')} given; left out of --by rank")
+            continue
+        ranks.setdefault(r, []).append((p, d))
+        world = max(world, w)
+    if not ranks:
+        return ""
+    have = sorted(ranks)
+    world = max(world, have[-1] + 1)
+    missing = sorted(set(range(world)) - set(have))
+    if missing:
+        say("warn", f"ranks missing: {', '.join(map(str, missing))} (world size {world})")
+    gpu = any(d.get("gpu_time") for _, d in summaries)
+    unit = "GPU" if gpu else "CPU"
+    per = {r: {e.key[0]: e.fields() for e in merge(ranks[r], "label")} for r in have}
+    labels = sorted({k for v in per.values() for k in v},
+                    key=lambda k: -max(per[r].get(k, {}).get("gpu_ns" if gpu else "cpu_ns") or 0
+                                       for r in have))
+    if top is not None:
+        labels = labels[:top]
+    width = max([len(k) for k in labels] + [5])
+    out = [f"{unit} time per label and rank (* the slowest rank)",
+           f"{'label':<{width}} " + " ".join(f"{'rank ' + str(r):>12}" for r in have)]
+    for k in labels:
+        vals = [per[r].get(k, {}).get("gpu_ns" if gpu else "cpu_ns") or 0 for r in have]
+        slow = max(vals) if len(set(vals)) > 1 else None  # all equal: none is the slowest
+        cells = [f"{fmt_time(v) + ('*' if v == slow else ' '):>12}" for v in vals]
+        out.append(f"{k:<{width}} " + " ".join(cells))
+    return "\n".join(out) + "\n"
+
+
 # ---- --suggest --------------------------------------------------------------------------------
 # (family, ERE that both Python and POSIX read alike, label, category). First match wins, as
 # in a label table, so the families stand in a fixed order, the more specific first: a fused
@@ -747,10 +850,27 @@ def render(summaries, fmt, by="label", top=None, sort=None):
 
 
 def cmd_report(args):
-    summaries, bad = load_all(args.files)
+    files, pid_rank = args.files, {}
+    if args.by == "rank":  # the traces give the ranks: distributedInfo
+        files = []
+        for f in args.files:
+            pr = trace_rank(f)
+            if pr:
+                pid_rank[pr[0]] = pr[1:]
+            else:
+                files.append(f)
+        if not pid_rank:
+            say("error", "--by rank: no Kineto trace given (NVTXCORR_TRACE=....json): the "
+                "ranks are in their distributedInfo")
+            return 1
+    summaries, bad = load_all(files)
     if summaries:
         if args.suggest:
             sys.stdout.write(suggest(summaries))
+        elif args.hatchet:
+            sys.stdout.write(hatchet(summaries))
+        elif args.by == "rank":
+            sys.stdout.write(by_rank(summaries, pid_rank, args.top))
         else:
             fmt = "json" if args.json else "csv" if args.csv else args.format or "text"
             sys.stdout.write(render(summaries, fmt, args.by, args.top, args.sort))
@@ -894,13 +1014,16 @@ def main(argv):
     st.add_argument("command", nargs=argparse.REMAINDER)
     rp = sub.add_parser("report", prog="nvtxcorr report",
                         help="merge summaries and print a table on stdout")
-    rp.add_argument("--by", choices=("label", "kernel", "process"), default="label")
+    rp.add_argument("--by", choices=("label", "kernel", "process", "rank"), default="label")
     g = rp.add_mutually_exclusive_group()
     g.add_argument("--csv", action="store_true", help="as --format csv")
     g.add_argument("--json", action="store_true", help="as --format json")
     g.add_argument("--format", choices=("json", "csv", "text"))
     g.add_argument("--suggest", action="store_true", help="a starter label table")
-    rp.add_argument("files", nargs="+", metavar="FILE.json")
+    g.add_argument("--hatchet", action="store_true",
+                   help="the label tree in Hatchet's literal JSON (GraphFrame.from_literal)")
+    rp.add_argument("files", nargs="+", metavar="FILE.json",
+                    help="summaries (and with --by rank, the Kineto traces of the same runs)")
     for p in (st, rp):
         p.add_argument("--top", type=top_count, default=20, metavar="N",
                        help="rows per table (default 20; all: every row)")

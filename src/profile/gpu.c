@@ -220,7 +220,8 @@ static void attribute(const op_t *op, uint64_t ext)
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
         nvtxcorr_prof_trace_gpu(
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
-            op->device, op->stream, nvtxcorr_prof_gpu_trace_ns(op->start), ns, launch ? ext : 0);
+            launch, op->device, op->stream, nvtxcorr_prof_gpu_trace_ns(op->start), ns,
+            launch ? ext : 0);
 }
 
 static int lookup(uint32_t corr, uint64_t *ext)

@@ -113,6 +113,19 @@ typedef struct prof_thread {
     int where_pid; /* the process `where` was made for (a forked child remakes it) */
     size_t where_len;
     char where[64]; /* ",\"pid\":P,\"tid\":T,\"ts\":" */
+    /* kineto form: the head of the last entry point's call event, up to its "ts" (remade
+     * with `where`) */
+    const char *call_api;
+    size_t call_head_len;
+    char call_head[192];
+    /* the last launch's stream and grid, and their text in the trace's args: a thread
+     * mostly launches on one stream with few grids (formatting them was a fifth of the
+     * trace's instructions per launch) */
+    const void *args_stream;
+    unsigned args_grid[3];
+    int args_graph;
+    size_t args_len; /* 0: none yet */
+    char args_text[64];
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
@@ -239,6 +252,12 @@ void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
 void nvtxcorr_prof_trace_finish(int from_signal);
 void nvtxcorr_prof_trace_after_fork(void);
+/* trace_meta.c: the Kineto form's top-level fields. The head, up to "traceEvents": [ (at most
+ * 512 bytes); deviceProperties, asked of the driver at the first GPU operation; the tail
+ * written after the events' "]" at a normal close (deviceProperties, "}"). */
+size_t nvtxcorr_prof_kineto_head(char *p);
+void nvtxcorr_prof_kineto_devices(void);
+size_t nvtxcorr_prof_kineto_tail(char *p, size_t size);
 extern _Atomic int nvtxcorr_prof_tracing;
 /* Trace mode: an instant event on the calling thread (graph instantiations and updates), the
  * core's graph event (registered by nvtxcorr_profile_init). */
@@ -325,8 +344,9 @@ int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s, uint32_t device, uint32_t stream,
-                             uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
+void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
+                             const nvtxcorr_profile_site_t *launch, uint32_t device,
+                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
 /* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);

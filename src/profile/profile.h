@@ -52,22 +52,23 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
                             nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz);
 /* Returns nonzero when the trace wants this launch (then call nvtxcorr_profile_trace). */
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed);
-void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, unsigned gx, unsigned gy,
-                            unsigned gz);
+/* `api`: the entry point called (cuLaunchKernel, cudaGraphLaunch, ...), a string literal. */
+void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
+                            unsigned gy, unsigned gz);
 
 #define NVTXCORR_PROFILE_GRID(x, y, z) (unsigned)(x), (unsigned)(y), (unsigned)(z)
 
 /* The body of an outermost launch in profile mode; `call` is the real call, made exactly once,
  * and its result is returned unchanged (any nonzero result counts as an error). `grid` is
- * "(x, y, z)", evaluated only when the trace records the launch. */
-#define NVTXCORR_PROFILE_LAUNCH(R, call, kind, map, key, stream, ptsz, grid)                       \
+ * "(x, y, z)", evaluated only when the trace records the launch; `api` the entry point's name. */
+#define NVTXCORR_PROFILE_LAUNCH(R, call, kind, map, key, stream, ptsz, grid, api)                  \
     do {                                                                                           \
         nvtxcorr_profile_launch_t pl_;                                                             \
         nvtxcorr_profile_begin(&pl_, kind, map, (const void *)(key), (const void *)(stream),       \
                                ptsz);                                                              \
         R r_ = call;                                                                               \
         if (nvtxcorr_profile_end(&pl_, r_ != 0))                                                   \
-            nvtxcorr_profile_trace(&pl_, NVTXCORR_PROFILE_GRID grid);                              \
+            nvtxcorr_profile_trace(&pl_, api, NVTXCORR_PROFILE_GRID grid);                         \
         return r_;                                                                                 \
     } while (0)
 

@@ -8,6 +8,7 @@ with a run without the library.
 The scenarios live in test_*.py beside this file, the programs they run in scenarios/;
 run_tests.py runs them.
 """
+import json
 import os
 import re
 import resource
@@ -209,6 +210,53 @@ class Env:
 def check(cond, msg):
     if not cond:
         raise AssertionError(msg)
+
+
+# The trace's two forms (docs/profile.md): kineto, a JSON object whose events are in
+# "traceEvents" ("]}" closes a file cut short), and chrome, a JSON array ("]" closes it).
+KINETO_CUT_SUFFIX, CHROME_CUT_SUFFIX = "]}", "]"
+KINETO_GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def trace_events(text, cut=False):
+    """A trace's events, in either form; `cut`: the file a killed process left, read with the
+    documented suffix appended."""
+    if text.lstrip().startswith("{"):
+        return json.loads(text + (KINETO_CUT_SUFFIX if cut else ""))["traceEvents"]
+    return json.loads(text + (CHROME_CUT_SUFFIX if cut else ""))
+
+
+def load_trace(path, cut=False):
+    with open(path, "rb") as f:  # strictly UTF-8
+        return trace_events(f.read().decode("utf-8"), cut)
+
+
+def trace_launches(events):
+    """One complete event per launch, in either form: chrome's CPU events as they are; in
+    kineto, each label's user_annotation merged with the cuda_runtime/cuda_driver call it
+    encloses (same thread, start and duration; the args of both, the call's name as "api",
+    "graph": true for a graph launch as in chrome's)."""
+    out, open_label = [], {}
+    kineto = any(e.get("cat") in ("cuda_runtime", "cuda_driver") for e in events)
+    gpu = KINETO_GPU_CATS if kineto else ("gpu",)  # chrome's launches may be cat "kernel"
+    for e in events:
+        if e.get("ph") != "X" or e.get("cat") in gpu:
+            continue
+        if e.get("cat") == "user_annotation":
+            check(e["tid"] not in open_label, f"two labels without a call between: {e}")
+            open_label[e["tid"]] = e
+        elif e.get("cat") in ("cuda_runtime", "cuda_driver"):
+            a = open_label.pop(e["tid"], None)
+            check(a is not None and a["ts"] == e["ts"] and a["dur"] == e["dur"],
+                  f"a call without its label's span: {e} {a}")
+            args = {**a.get("args", {}), **e.get("args", {})}
+            if "Graph" in e["name"]:  # as chrome's launch events say it
+                args["graph"] = True
+            out.append(dict(a, args=args, api=e["name"]))
+        else:
+            out.append(e)
+    check(not open_label, f"labels without their call: {open_label}")
+    return out
 
 
 def check_balanced(run, domain="nvtxcorr"):

@@ -15,7 +15,7 @@ import signal
 import subprocess
 import tempfile
 
-from harness import ROOT, Skip, check, scenario
+from harness import ROOT, Skip, check, load_trace, scenario
 
 # tests/demo/infer.c: its kernels, prefill sequence and decode graph.
 GEMM = ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_"
@@ -346,8 +346,9 @@ def test_cupti_unavailable(env):
     trace = os.path.join(tmp, "t.json")
     run = env.run([demo(env)], tool=False, env={"NVTXCORR_TRACE": trace, "NVTXCORR_GPU": "1",
                                                 "NVTXCORR_CUPTI_LIBRARY": fake_cupti(env)})
-    events = json.load(open(trace))
-    check(run.rc == 0 and run.err == "" and not any(e.get("cat") == "gpu" for e in events),
+    events = load_trace(trace)
+    check(run.rc == 0 and run.err == "" and
+          not any(e.get("cat") in ("gpu", "kernel", "gpu_memset") for e in events),
           f"trace-only mode used CUPTI: {run.err}")
 
 
@@ -427,13 +428,15 @@ def test_cupti_second_signal(env):
 
 @scenario
 def test_cupti_trace(env):
-    """GPU operations on one track per device and stream, named by kernel label; an arrow
-    from each launch to every kernel it caused, graph nodes included."""
+    """The chrome form: GPU operations on one track per device and stream, named by kernel
+    label; an arrow from each launch to every kernel it caused, graph nodes included. (The
+    kineto form: tests/e2e/test_kineto.py.)"""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-cupti-")
     trace = os.path.join(tmp, "trace.json")
-    run, sums, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_TRACE": trace})
+    run, sums, _ = gpu_run(env, [demo(env)], extra={"NVTXCORR_TRACE": trace,
+                                                    "NVTXCORR_TRACE_FORMAT": "chrome"})
     check(run.rc == 0 and run.err == "", run.err)
-    events = json.load(open(trace))
+    events = load_trace(trace)
     gpu = [e for e in events if e["ph"] == "X" and e.get("cat") == "gpu"]
     cpu = [e for e in events if e["ph"] == "X" and e.get("cat") != "gpu" and
            not e["args"].get("capture")]

@@ -10,7 +10,7 @@ import signal
 import subprocess
 import tempfile
 
-from harness import ROOT, check, scenario
+from harness import ROOT, check, load_trace, scenario
 from test_cupti import demo, fake_cupti
 from test_profile import launcher, launches, stat_run
 
@@ -78,7 +78,7 @@ def test_launcher_checks_before_run(env):
     with open(trace, "w") as f:
         f.write("old")
     r = nvtxcorr(env, "--force-overwrite", "--trace", trace, *prog)
-    check(r.rc == 0 and len(json.load(open(trace))) > 6, f"--trace -f: {r.err}")
+    check(r.rc == 0 and len(load_trace(trace)) > 6, f"--trace -f: {r.err}")
     r = nvtxcorr(env, "stat", "-o", "-", "--format", "json", *prog)
     d = json.loads(r.out[r.out.index("{"):])
     check(d["totals"]["launches"] == 6 and "rc cuLaunchKernel 0" in r.out, f"-o -: {r.out}")
@@ -118,7 +118,7 @@ def test_launcher_relative_paths(env):
     for name in ("p.json", "s.json"):
         check(launches(json.load(open(os.path.join(tmp, name))))["one"] == 2, name)
     for name in ("t.json", "st.json"):
-        check(len(json.load(open(os.path.join(tmp, name)))) > 6, name)
+        check(len(load_trace(os.path.join(tmp, name))) > 6, name)
 
 
 @scenario

@@ -13,7 +13,8 @@ import subprocess
 import tempfile
 import time
 
-from harness import check, lift_memory_limit, peak_rss, scenario
+from harness import (check, lift_memory_limit, load_trace, peak_rss, scenario, trace_events,
+                     trace_launches)
 
 HOST = socket.gethostname()
 
@@ -437,57 +438,75 @@ def test_profile_histogram_carry_across_fork(env):
 
 # ---- trace ------------------------------------------------------------------------------------
 def check_trace_events(events, n_launches=None):
+    """The launches of a trace in either form (harness.trace_launches) and its instants."""
     by_tid = {}
     for e in events:
-        check(e["ph"] in ("X", "i", "M"), f"unexpected phase {e}")
-        if e["ph"] == "M":
-            continue
+        check(e["ph"] in ("X", "i", "M", "s", "f"), f"unexpected phase {e}")
+    for e in trace_launches(events) + [e for e in events if e["ph"] == "i"]:
         check(isinstance(e["ts"], (int, float)) and e["pid"] > 0, f"event {e}")
         if e["ph"] == "X":
-            check(e["dur"] >= 0 and "stream" in e["args"], f"event {e}")
+            check(e["dur"] >= 0 and ("stream" in e["args"] or "api" in e), f"event {e}")
         by_tid.setdefault(e["tid"], []).append(e)
     for tid, evs in by_tid.items():
-        ts = [e["ts"] for e in evs]
-        check(ts == sorted(ts), f"thread {tid}: events out of order")
         xs = [e for e in evs if e["ph"] == "X"]
+        ts = [e["ts"] for e in xs]
+        check(ts == sorted(ts), f"thread {tid}: events out of order")
         for a, b in zip(xs, xs[1:]):  # complete events on one thread never overlap
             check(a["ts"] + a["dur"] <= b["ts"] + 0.001, f"thread {tid}: overlapping {a} {b}")
     if n_launches is not None:
-        got = sum(1 for e in events if e["ph"] == "X")
+        got = sum(1 for e in trace_launches(events))
         check(got == n_launches, f"{got} complete events for {n_launches} launches")
     return by_tid
 
 
 @scenario
 def test_trace(env):
-    tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
-    path = os.path.join(tmp, "trace.%p.json")
-    run = env.run_ok([env.prog("scn_driver"), "graphs"], env={"NVTXCORR_TRACE": path})
-    check(run.err == "", run.err)
-    files = os.listdir(tmp)
-    check(len(files) == 1, f"{files}")
-    events = json.load(open(os.path.join(tmp, files[0])))
-    check_trace_events(events, 9 + 3)
-    graph = [e for e in events if e["ph"] == "X" and e["args"].get("graph")]
-    names = {}
-    for e in graph:
-        names[e["name"]] = names.get(e["name"], 0) + 1
-    check(names == GRAPH_LAUNCHES, f"graph events {names}")
-    cap = [e for e in events if e["ph"] == "X" and e["args"].get("capture")]
-    check(sorted(e["name"] for e in cap) == ["add1", "flash_fwd_kernel", "flash_fwd_kernel"] and
-          all(e["args"]["grid"] == [2, 1, 1] and e["args"]["kernel"] for e in cap), f"{cap}")
-    inst = [e for e in events if e["ph"] == "i"]
-    check(len(inst) == 7 and inst[0]["name"].startswith("instantiated graph#1"), f"{inst}")
+    """Both forms (kineto by default for .json, chrome for other paths or when asked): the
+    same launches, graph launches, captured launches and instants."""
+    for fmt, name, head in (("", "trace.%p.json", "{"), ("chrome", "trace.%p.json", "["),
+                            ("", "trace.%p.events", "["), ("kineto", "trace.%p.events", "{")):
+        tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
+        path = os.path.join(tmp, name)
+        e = {"NVTXCORR_TRACE": path, **({"NVTXCORR_TRACE_FORMAT": fmt} if fmt else {})}
+        run = env.run_ok([env.prog("scn_driver"), "graphs"], env=e)
+        check(run.err == "", run.err)
+        files = os.listdir(tmp)
+        check(len(files) == 1, f"{files}")
+        check(open(os.path.join(tmp, files[0])).read(1) == head, f"{fmt} {name}: form")
+        events = load_trace(os.path.join(tmp, files[0]))
+        check_trace_events(events, 9 + 3)
+        graph = [e for e in trace_launches(events) if e["args"].get("graph")]
+        names = {}
+        for e in graph:
+            names[e["name"]] = names.get(e["name"], 0) + 1
+        check(names == GRAPH_LAUNCHES, f"graph events {names}")
+        cap = [e for e in trace_launches(events) if e["args"].get("capture")]
+        check(sorted(e["name"] for e in cap) == ["add1", "flash_fwd_kernel", "flash_fwd_kernel"]
+              and all(e["args"]["grid"] == [2, 1, 1] for e in cap), f"{cap}")
+        if head == "{":  # the entry point called, by its real name
+            check({e["api"] for e in graph} == {"cuGraphLaunch", "cuGraphLaunch_ptsz"} and
+                  {e["api"] for e in cap} == {"cuLaunchKernel"}, f"{graph} {cap}")
+        else:  # the chrome form: the raw name and the stream on the launch
+            check(all(e["args"]["kernel"] and e["args"]["stream"].startswith("0x") for e in cap),
+                  f"{cap}")
+        inst = [e for e in events if e["ph"] == "i"]
+        check(len(inst) == 7 and inst[0]["name"].startswith("instantiated graph#1"), f"{inst}")
+    run = env.run_ok([env.prog("scn_driver"), "graphs"],
+                     env={"NVTXCORR_TRACE": path, "NVTXCORR_TRACE_FORMAT": "perfetto"})
+    check("NVTXCORR_TRACE_FORMAT=perfetto: unknown format (kineto, chrome)" in run.err, run.err)
     run = env.run([env.prog("scn_driver"), "threads", "500"],
                   env={"NVTXCORR_TRACE": os.path.join(tmp, "threads.json")})
-    events = json.load(open(os.path.join(tmp, "threads.json")))
+    events = load_trace(os.path.join(tmp, "threads.json"))
     by_tid = check_trace_events(events, 4000)
     check(len(by_tid) == 8 and all(len(v) == 500 for v in by_tid.values()),
           f"{[len(v) for v in by_tid.values()]}")
     run = env.run([env.prog("app_shared"), "launch"],
                   env={"NVTXCORR_TRACE": os.path.join(tmp, "runtime.json")})
-    events = json.load(open(os.path.join(tmp, "runtime.json")))
+    events = load_trace(os.path.join(tmp, "runtime.json"))
     check_trace_events(events, 6)
+    calls = [e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    check(calls and all(e["cat"] == "cuda_runtime" and e["name"].lstrip("_").startswith("cuda")
+                        for e in calls), f"{calls}")
 
 
 @scenario
@@ -501,14 +520,14 @@ def test_trace_size_cap(env):
     check(len(warnings) == 1 and run.err.count("\n") == 1, f"one warning expected: {run.err}")
     size = os.path.getsize(path)
     check(size <= (1 << 20) + 4096, f"trace is {size} bytes, cap 1 MiB")
-    events = json.load(open(path))
+    events = load_trace(path)
     check_trace_events(events)
     check(1000 < len(events) < 200000, f"{len(events)} events")
 
 
 @scenario
 def test_trace_sigkill(env):
-    """A SIGKILLed process leaves a prefix that reads as JSON once "]" is appended."""
+    """A SIGKILLed process leaves a prefix that reads as JSON once "]}" is appended."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
     path = os.path.join(tmp, "trace.json")
     e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
@@ -526,8 +545,8 @@ def test_trace_sigkill(env):
     p.wait()
     check(p.returncode == -signal.SIGKILL, f"rc {p.returncode}")
     text = open(path).read()
-    check(not text.rstrip().endswith("]"), "a killed process cannot have closed the array")
-    events = json.loads(text + "]")
+    check(text.startswith("{") and "\n]" not in text, "a killed process cannot have closed it")
+    events = trace_events(text, cut=True)  # the documented suffix, "]}"
     check(len(events) > 1000, f"{len(events)} events")
     check_trace_events(events)
 

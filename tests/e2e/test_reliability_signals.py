@@ -10,7 +10,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import check, scenario
+from harness import check, load_trace, scenario, trace_launches
 
 
 @scenario
@@ -158,9 +158,8 @@ def test_launch_from_handler_on_fresh_thread(env):
                 check(counts == {2}, f"launches per summary: {counts} (main's and the handler's)")
             else:
                 for name in files:
-                    with open(os.path.join(tmp, name)) as f:
-                        events = json.load(f)
-                    n = sum(1 for e in events if e.get("ph") == "X")
+                    events = load_trace(os.path.join(tmp, name))
+                    n = len(trace_launches(events))
                     check(n == 2, f"{name}: {n} launch events, not 2")
 
 
