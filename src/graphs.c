@@ -18,7 +18,6 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
-#include "profile/profile.h"
 
 static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
@@ -221,7 +220,7 @@ static const nvtxcorr_label_t *install_label(CUgraphExec exec, const nvtxcorr_gr
     graph_label_t *old = nvtxcorr_map_get(&owned, exec);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
     nvtxcorr_map_put(&owned, exec, g);
-    nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
+    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_GRAPH, exec);
     label_give_back(old);
     return l;
 }
@@ -241,16 +240,16 @@ static void format_summary(char *text, size_t size, const char *verb,
 }
 
 /* Says what was instantiated: a mark to the NVTX tool (when graph marks are on), the same text
- * to profile mode's trace, and a debug log line. */
+ * to whoever listens for graph events (profile mode's trace), and a debug log line. */
 static void announce(const char *verb, const nvtxcorr_graph_keys_t *keys, const nvtxcorr_label_t *l,
                      const top_entry_t *top, unsigned ntop)
 {
     int mark = nvtxcorr_config.graph_marks && nvtxcorr_domain != NULL;
-    if (mark || nvtxcorr_profile_tracing()) {
+    if (mark || nvtxcorr_graph_event_wanted()) {
         char text[1024];
         format_summary(text, sizeof text, verb, keys, l, top, ntop);
         if (mark) nvtxcorr_emit_mark(text, NVTXCORR_CATEGORY_GRAPH);
-        nvtxcorr_profile_graph_event(text);
+        nvtxcorr_graph_event(text);
     }
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
         char desc[512];
@@ -317,7 +316,7 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
     nvtxcorr_map_put(&ordinals, exec, NULL);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
     nvtxcorr_map_put(&owned, exec, NULL);
-    nvtxcorr_profile_forget(NVTXCORR_PROFILE_GRAPH, exec);
+    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_GRAPH, exec);
     label_give_back(old);
 }
 

@@ -38,6 +38,39 @@ void nvtxcorr_passed_while_starting(void)
     atomic_fetch_add_explicit(&nvtxcorr_launches_while_starting, 1, memory_order_relaxed);
 }
 
+/* The listeners of the core's slow-path events (nvtxcorr.h): set once, by profile mode's
+ * initialisation, before the mode says PROFILE; read with acquire, so a listener's own state
+ * is seen set up. */
+static _Atomic(nvtxcorr_forget_fn) forget_listener;
+static _Atomic(nvtxcorr_graph_event_fn) graph_listener;
+
+void nvtxcorr_on_handles_forgotten(nvtxcorr_forget_fn fn)
+{
+    atomic_store_explicit(&forget_listener, fn, memory_order_release);
+}
+
+void nvtxcorr_on_graph_event(nvtxcorr_graph_event_fn fn)
+{
+    atomic_store_explicit(&graph_listener, fn, memory_order_release);
+}
+
+void nvtxcorr_handles_forgotten(nvtxcorr_handle_kind_t kind, const void *key)
+{
+    nvtxcorr_forget_fn fn = atomic_load_explicit(&forget_listener, memory_order_acquire);
+    if (fn) fn(kind, key);
+}
+
+int nvtxcorr_graph_event_wanted(void)
+{
+    return atomic_load_explicit(&graph_listener, memory_order_acquire) != NULL;
+}
+
+void nvtxcorr_graph_event(const char *text)
+{
+    nvtxcorr_graph_event_fn fn = atomic_load_explicit(&graph_listener, memory_order_acquire);
+    if (fn) fn(text);
+}
+
 /* Fork: the prepare handler takes every lock of the library, so no other thread is inside a
  * critical section (or inside an NVTX tool or driver call made under one) when the process is
  * copied; the parent releases them and the child starts with fresh ones. A fork made from
@@ -56,14 +89,31 @@ void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
         pthread_mutex_init(m, NULL);
 }
 
+/* The whole order (nvtxcorr.h): profile mode's steps, then the core's. Written on the
+ * initialising thread before pthread_atfork registers the handlers that read it; the count is
+ * published with release, so a fork on any thread sees the steps it counts. */
+static nvtxcorr_fork_fn fork_steps[NVTXCORR_FORK_STEPS + 4];
+static _Atomic unsigned fork_nsteps;
+
+static void fork_append(const nvtxcorr_fork_fn *steps, unsigned n)
+{
+    unsigned at = atomic_load_explicit(&fork_nsteps, memory_order_relaxed);
+    for (unsigned i = 0; i < n; i++)
+        fork_steps[at++] = steps[i];
+    atomic_store_explicit(&fork_nsteps, at, memory_order_release);
+}
+
+void nvtxcorr_on_fork(const nvtxcorr_fork_fn *steps, unsigned n)
+{
+    fork_append(steps, n < NVTXCORR_FORK_STEPS ? n : NVTXCORR_FORK_STEPS);
+}
+
 static void fork_all(nvtxcorr_fork_t phase)
 {
-    /* Acquired in this order, released in reverse. */
-    static void (*const each[])(nvtxcorr_fork_t) = {nvtxcorr_match_fork, nvtxcorr_graphs_fork,
-                                                    nvtxcorr_emit_fork, nvtxcorr_map_fork};
-    enum { N = sizeof each / sizeof each[0] };
-    for (int i = 0; i < N; i++)
-        each[phase == NVTXCORR_FORK_PREPARE ? i : N - 1 - i](phase);
+    /* Acquired in this order, released and re-initialised in reverse. */
+    unsigned n = atomic_load_explicit(&fork_nsteps, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++)
+        fork_steps[phase == NVTXCORR_FORK_PREPARE ? i : n - 1 - i](phase);
 }
 
 /* The depth is held while the locks are, as in every hook that takes them: a signal handler
@@ -133,8 +183,12 @@ static void initialise_here(void *unused)
                      (const char *[]){"mark", "skip", "plain"}[nvtxcorr_config.capture], paths,
                      NVTXCORR_VERSION_STRING);
     }
-    if (mode >= NVTXCORR_MODE_ACTIVE)
+    if (mode >= NVTXCORR_MODE_ACTIVE) {
+        static const nvtxcorr_fork_fn core[] = {nvtxcorr_match_fork, nvtxcorr_graphs_fork,
+                                                nvtxcorr_emit_fork, nvtxcorr_map_fork};
+        fork_append(core, sizeof core / sizeof core[0]);
         pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
+    }
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
 }
 

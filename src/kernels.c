@@ -16,7 +16,6 @@
 
 #include "labels.h"
 #include "nvtxcorr.h"
-#include "profile/profile.h"
 
 nvtxcorr_map_t nvtxcorr_function_labels;
 nvtxcorr_map_t nvtxcorr_host_labels;
@@ -45,7 +44,7 @@ void nvtxcorr_track_name(const void *handle, const char *name)
                                                            may hold it */
     if (old) {
         nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
-        nvtxcorr_profile_forget(NVTXCORR_PROFILE_FUNCTION, handle);
+        nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_FUNCTION, handle);
     }
 }
 
@@ -62,8 +61,8 @@ void nvtxcorr_forget_functions(void)
 {
     nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
     nvtxcorr_map_clear_values(&nvtxcorr_host_labels);
-    nvtxcorr_profile_forget_all(NVTXCORR_PROFILE_FUNCTION);
-    nvtxcorr_profile_forget_all(NVTXCORR_PROFILE_HOST);
+    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_FUNCTION, NULL);
+    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_HOST, NULL);
 }
 
 static int copy_name(const char *name, char *buf, size_t size)

@@ -239,6 +239,28 @@ static inline int nvtxcorr_launch_mode(void)
                                 : NVTXCORR_MODE_PASSTHROUGH;
 }
 
+/* ---- events for profile mode (init.c) ---- */
+/* Slow-path events the core announces without knowing who listens: profile mode registers a
+ * function for each while it initialises (nvtxcorr_profile_init). The pointers are atomic,
+ * NULL meaning nobody listens, and the event is then a no-op, so the core never calls into
+ * src/profile/ for them (the one-way layering of docs/design.md). */
+typedef enum {
+    NVTXCORR_HANDLE_FUNCTION,
+    NVTXCORR_HANDLE_HOST,
+    NVTXCORR_HANDLE_GRAPH
+} nvtxcorr_handle_kind_t;
+/* A handle's label changed or the handle went away (key), or every handle of a kind did (key
+ * NULL: a module or library unload). */
+typedef void (*nvtxcorr_forget_fn)(nvtxcorr_handle_kind_t kind, const void *key);
+/* A graph exec was instantiated or updated: the text of its summary (as the graph mark's). */
+typedef void (*nvtxcorr_graph_event_fn)(const char *text);
+void nvtxcorr_on_handles_forgotten(nvtxcorr_forget_fn fn);
+void nvtxcorr_on_graph_event(nvtxcorr_graph_event_fn fn);
+/* What kernels.c and graphs.c call: through the registered function, if any. */
+void nvtxcorr_handles_forgotten(nvtxcorr_handle_kind_t kind, const void *key);
+int nvtxcorr_graph_event_wanted(void); /* whether a graph event's text need be made */
+void nvtxcorr_graph_event(const char *text);
+
 /* ---- per-thread state ---- */
 typedef struct nvtxcorr_capture_entry {
     const void *stream;
@@ -279,15 +301,23 @@ void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, u
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
 
-/* ---- fork (init.c): every mutex of the library is taken by the pthread_atfork prepare
- * handler, in the order below, and released in the parent and re-initialised in the child, so
- * that a child never starts with one held or with the data it guards half-updated. No code
- * path holds one of these while taking another, so the order cannot deadlock. ---- */
+/* ---- fork (init.c): every lock of the library, profile mode's included, is taken by the one
+ * pthread_atfork prepare handler, in one order, and released in the parent and re-initialised
+ * in the child (in the reverse order), so that a child never starts with one held or with the
+ * data it guards half-updated. The order: profile mode's steps as it registered them (its
+ * locks are held while the core's are taken: gpu.c's holder interns sites, matches labels and
+ * registers ranges), then the core's below. Where a code path holds one lock while taking
+ * another, the one held comes first, so the order cannot deadlock (docs/design.md, Fork). ---- */
 typedef enum { NVTXCORR_FORK_PREPARE, NVTXCORR_FORK_PARENT, NVTXCORR_FORK_CHILD } nvtxcorr_fork_t;
+typedef void (*nvtxcorr_fork_fn)(nvtxcorr_fork_t phase);
 void nvtxcorr_match_fork(nvtxcorr_fork_t phase);  /* kernels.c: label matching (regexec) */
 void nvtxcorr_graphs_fork(nvtxcorr_fork_t phase); /* graphs.c: the graph-label free list */
 void nvtxcorr_emit_fork(nvtxcorr_fork_t phase);   /* emit.c: interned labels, NVTX calls */
 void nvtxcorr_map_fork(nvtxcorr_fork_t phase);    /* handle_map.c: map writers */
+/* Profile mode's steps, in their prepare order (at most NVTXCORR_FORK_STEPS): registered once,
+ * while it initialises, before the core registers the handlers. */
+enum { NVTXCORR_FORK_STEPS = 8 };
+void nvtxcorr_on_fork(const nvtxcorr_fork_fn *steps, unsigned n);
 /* Applies phase to a mutex (lock, unlock, or re-initialise in the child). */
 void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase);
 /* The name of a category id a label carries; NULL for 0. */

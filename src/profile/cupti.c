@@ -644,7 +644,18 @@ static void start_at_launch(void)
     start_pending = 0;
 }
 
-/* A forked child: CUPTI's worker threads and buffers stayed in the parent. */
+/* The fork step of the spare buffers' lock (its holders only move pointers). */
+void nvtxcorr_prof_cupti_fork(nvtxcorr_fork_t phase)
+{
+#ifdef NVTXCORR_HAVE_CUPTI
+    nvtxcorr_fork_mutex(&spare_lock, phase);
+#else
+    (void)phase;
+#endif
+}
+
+/* A forked child: CUPTI's worker threads and buffers stayed in the parent. Its locks are
+ * re-initialised by the fork steps, before this runs. */
 void nvtxcorr_prof_gpu_after_fork(void)
 {
     if (!gpu_tried) return;
@@ -653,11 +664,7 @@ void nvtxcorr_prof_gpu_after_fork(void)
         note("forked child: CUPTI was starting in the parent", NULL, NULL);
     start_pending = 0;
     int was_on = nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING;
-#ifdef NVTXCORR_HAVE_CUPTI
-    pthread_mutex_init(&spare_lock, NULL);
-#endif
     nvtxcorr_prof_gpu_on = PROF_GPU_OFF;
-    nvtxcorr_prof_gpu_reset();
     if (was_on) note("forked child: CUPTI's state does not follow fork", NULL, NULL);
     /* Said again by a child that profiles (launches), not by one that only execs. */
     warn_at_launch = nvtxcorr_config.profile && gpu_note[0] &&

@@ -259,6 +259,10 @@ size_t nvtxcorr_prof_kineto_head(char *p);
 void nvtxcorr_prof_kineto_devices(void);
 size_t nvtxcorr_prof_kineto_tail(char *p, size_t size);
 extern _Atomic int nvtxcorr_prof_tracing;
+/* Trace mode: an instant event on the calling thread (graph instantiations and updates), the
+ * core's graph event (registered by nvtxcorr_profile_init). */
+int nvtxcorr_profile_tracing(void);
+void nvtxcorr_profile_graph_event(const char *text);
 void nvtxcorr_prof_exit_init(void);
 /* sigaction.c: the real sigaction (never ours), and the signals whose SIG_DFL `handler`
  * stands in for (the program is told SIG_DFL wherever it is installed). */
@@ -268,6 +272,7 @@ void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int));
 /* CUPTI has started (libcupti just loaded): its flush runs from an atexit handler. */
 void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
+void nvtxcorr_prof_stats_fork(nvtxcorr_fork_t phase);
 
 /* ---- GPU time (cupti.c: CUPTI, loaded at run time; gpu.c: its records, aggregated;
  * summary.c: read for the summary's GPU fields and sections) ---- */
@@ -315,7 +320,9 @@ void nvtxcorr_prof_gpu_flush(int from_signal);
 int nvtxcorr_prof_gpu_abandoned(void);
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 int nvtxcorr_prof_gpu_init(void);
-void nvtxcorr_prof_gpu_reset(void);
+/* Fork steps (registered by stats.c, in the order of docs/design.md, Fork). */
+void nvtxcorr_prof_gpu_fork(nvtxcorr_fork_t phase);   /* gpu.c: the record lock */
+void nvtxcorr_prof_cupti_fork(nvtxcorr_fork_t phase); /* cupti.c: the spare buffers' lock */
 /* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
  * begin_buffer and end_buffer. */
 typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;

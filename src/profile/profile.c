@@ -77,17 +77,16 @@ static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr
     return job.site;
 }
 
-void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key)
+/* The core's forgotten-handles event (registered by nvtxcorr_profile_init): a handle's label
+ * changed or the handle went away (key NULL: every handle of the kind), so its site is found
+ * again at its next launch. */
+static void forget(nvtxcorr_handle_kind_t kind, const void *key)
 {
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE &&
-        nvtxcorr_map_get(&site_maps[kind], key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, NULL);
-}
-
-void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind)
-{
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) == NVTXCORR_MODE_PROFILE)
+    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE) return;
+    if (key == NULL)
         nvtxcorr_map_clear_values(&site_maps[kind]);
+    else if (nvtxcorr_map_get(&site_maps[kind], key) != NULL)
+        nvtxcorr_map_put(&site_maps[kind], key, NULL);
 }
 
 /* ---- the launch path ---- */
@@ -151,8 +150,11 @@ int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 }
 
 /* ---- start-up and fork ---- */
-static void after_fork_in_child(void)
+/* The child's own state, once every lock is fresh (this step is first of the prepare order,
+ * so last in the child's). */
+static void child_state(nvtxcorr_fork_t phase)
 {
+    if (phase != NVTXCORR_FORK_CHILD) return;
     nvtxcorr_prof_stats_after_fork();
     nvtxcorr_prof_trace_after_fork();
     nvtxcorr_prof_gpu_after_fork();
@@ -173,7 +175,17 @@ int nvtxcorr_profile_prepare(void)
 int nvtxcorr_profile_init(void)
 {
     nvtxcorr_prof_stats_init();
-    pthread_atfork(NULL, NULL, after_fork_in_child);
+    /* Profile mode's part of the core's one fork order (docs/design.md, Fork): CUPTI's record
+     * lock first (its holder takes the others; re-initialised in the child only), then the
+     * sites and the thread blocks, and CUPTI's spare buffers. The trace's file lock is the
+     * trace's state, reset in the child with the rest of it (nvtxcorr_prof_trace_after_fork). */
+    static const nvtxcorr_fork_fn steps[] = {child_state, nvtxcorr_prof_gpu_fork,
+                                             nvtxcorr_prof_stats_fork, nvtxcorr_prof_cupti_fork};
+    nvtxcorr_on_fork(steps, sizeof steps / sizeof steps[0]);
+    nvtxcorr_on_handles_forgotten(forget);
+    /* Whenever trace mode is asked for: a forked child traces again even where the parent's
+     * trace stopped (the event itself checks that the trace is on). */
+    if (nvtxcorr_config.trace) nvtxcorr_on_graph_event(nvtxcorr_profile_graph_event);
     nvtxcorr_prof_gpu_start();
     return 0;
 }

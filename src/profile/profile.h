@@ -8,10 +8,9 @@
  *   nvtxcorr_profile_prepare    init.c, once, first thing when initialising
  *   nvtxcorr_profile_init       init.c, once, while initialising (after the NVTX tool)
  *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
- *   nvtxcorr_profile_forget     kernels.c and graphs.c, when a handle's label changes
- *   nvtxcorr_profile_forget_all kernels.c, when a module unload drops every function label
- *   nvtxcorr_profile_graph_event graphs.c, at each instantiation or update (trace only)
- *   nvtxcorr_profile_tracing    graphs.c, whether graph_event wants its text
+ * Forgotten handles and graph events reach profile mode the other way round: it registers its
+ * listeners with the core while it initialises (nvtxcorr_on_handles_forgotten,
+ * nvtxcorr_on_graph_event in nvtxcorr.h), and kernels.c and graphs.c call through those.
  * Everything else (per-thread records, the summary, the trace, exit and signal handling) is
  * private to src/profile/. docs/profile.md describes the outputs. */
 #ifndef NVTXCORR_PROFILE_H
@@ -21,11 +20,11 @@
 
 #include "nvtxcorr.h"
 
-/* The kinds of launch handle, each with its own statistics map. */
+/* The kinds of launch handle, each with its own statistics map: the core's kinds. */
 typedef enum {
-    NVTXCORR_PROFILE_FUNCTION, /* CUfunction / CUkernel */
-    NVTXCORR_PROFILE_HOST,     /* runtime host stub */
-    NVTXCORR_PROFILE_GRAPH     /* CUgraphExec */
+    NVTXCORR_PROFILE_FUNCTION = NVTXCORR_HANDLE_FUNCTION, /* CUfunction / CUkernel */
+    NVTXCORR_PROFILE_HOST = NVTXCORR_HANDLE_HOST,         /* runtime host stub */
+    NVTXCORR_PROFILE_GRAPH = NVTXCORR_HANDLE_GRAPH        /* CUgraphExec */
 } nvtxcorr_profile_kind_t;
 
 /* Before anything slow (the NVTX tool's load): the process's facts, the signal handlers and
@@ -33,17 +32,9 @@ typedef enum {
  * ends the trace. 0, or -1 when neither mode can start (then nvtxcorr_profile_init is not
  * called, and the core runs as if neither variable were set). */
 int nvtxcorr_profile_prepare(void);
-/* 0 when profile or trace mode is on; -1 when neither could start. */
+/* 0 when profile or trace mode is on; -1 when neither could start. Registers profile mode's
+ * listeners for the core's events. */
 int nvtxcorr_profile_init(void);
-
-/* A handle's label changed or the handle went away: its statistics record is found again at
- * its next launch. */
-void nvtxcorr_profile_forget(nvtxcorr_profile_kind_t kind, const void *key);
-void nvtxcorr_profile_forget_all(nvtxcorr_profile_kind_t kind);
-
-/* Trace mode: an instant event on the calling thread (graph instantiations and updates). */
-int nvtxcorr_profile_tracing(void);
-void nvtxcorr_profile_graph_event(const char *text);
 
 /* ---- the launch path in profile mode ---- */
 typedef struct nvtxcorr_profile_site nvtxcorr_profile_site_t;

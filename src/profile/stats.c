@@ -263,14 +263,20 @@ __attribute__((noinline, cold)) void nvtxcorr_prof_spill(nvtxcorr_profile_site_t
     atomic_store_explicit(bucket, 0, memory_order_relaxed);
 }
 
+/* Profile mode's step in the core's fork order: the sites' and labels' lock, then the
+ * thread-block list's (docs/design.md, Fork). */
+void nvtxcorr_prof_stats_fork(nvtxcorr_fork_t phase)
+{
+    nvtxcorr_fork_mutex(phase == NVTXCORR_FORK_PREPARE ? &intern_lock : &threads_lock, phase);
+    nvtxcorr_fork_mutex(phase == NVTXCORR_FORK_PREPARE ? &threads_lock : &intern_lock, phase);
+}
+
 /* The child keeps the sites (names) but none of the parent's counts: a new generation makes
  * every block's records the parent's (left out of the summary, dropped when the block is
  * reused), and every block is retired, the forking thread's too, whose next launch attaches
  * afresh. Only each block's header is written here, never a record. */
 void nvtxcorr_prof_stats_after_fork(void)
 {
-    pthread_mutex_init(&intern_lock, NULL);
-    pthread_mutex_init(&threads_lock, NULL);
     atomic_store_explicit(&nvtxcorr_prof_own_ns, 0, memory_order_relaxed);
     atomic_fetch_add_explicit(&nvtxcorr_prof_generation, 1, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
