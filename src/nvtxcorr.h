@@ -463,7 +463,12 @@ static inline void nvtxcorr_launch_end(const nvtxcorr_label_t *pushed)
  * that a runtime call and the driver call beneath it act once. */
 static inline int nvtxcorr_enter(void)
 {
-    return nvtxcorr_thread.depth++ == 0;
+    if (nvtxcorr_thread.depth++ != 0) return 0;
+    /* This hook's frame, for nvtxcorr_launch_outermost: a signal handler that launches while
+     * this hook runs is below it, so nested (passes through), whatever a stale earlier
+     * launch's frame says. */
+    nvtxcorr_thread.outer_sp = (uintptr_t)__builtin_frame_address(0);
+    return 1;
 }
 static inline void nvtxcorr_leave(void)
 {

@@ -67,7 +67,13 @@ static int call_on(stack_call_t *c, size_t size, void (*fn)(void *), void *arg)
     makecontext(&c->callee, trampoline, 0);
     stack_call_t *outer = current;
     current = c;
+    /* Frames on another stack cannot be compared with the thread's own: while nvtxcorr works
+     * there, any launch (from a signal handler that interrupted it) counts as nested, so it
+     * passes through (nvtxcorr_launch_outermost). */
+    uintptr_t outer_sp = nvtxcorr_thread.outer_sp;
+    nvtxcorr_thread.outer_sp = UINTPTR_MAX;
     int r = swapcontext(&c->caller, &c->callee);
+    nvtxcorr_thread.outer_sp = outer_sp;
     current = outer;
     return r == 0 ? 0 : -1;
 }
