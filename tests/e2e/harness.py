@@ -14,8 +14,10 @@ import re
 import resource
 import shlex
 import shutil
+import signal
 import subprocess
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -111,6 +113,28 @@ def lift_memory_limit():
     space, beyond run_tests.py's soft RLIMIT_AS."""
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
     resource.setrlimit(resource.RLIMIT_AS, (hard, hard))
+
+
+def trace_killed_at(env, path, size, extra=None):
+    """scn_profile's endless launch loop tracing into path, SIGKILLed once the file holds size
+    bytes (or after 60 s); returns the file's text. The killed trace is what a user finds after
+    an OOM kill or kill -9."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
+    e.update({"LD_LIBRARY_PATH": env.fakes, "NVTXCORR": "1",
+              "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
+              "NVTXCORR_TRACE": path, **(extra or {})})
+    p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=lift_memory_limit if env.preload_first else None)
+    deadline = time.time() + 60
+    while time.time() < deadline and (not os.path.exists(path) or
+                                      os.path.getsize(path) < size):
+        time.sleep(0.05)
+    p.kill()
+    p.wait()
+    check(p.returncode == -signal.SIGKILL, f"rc {p.returncode}")
+    with open(path) as f:
+        return f.read()
 
 
 class Env:

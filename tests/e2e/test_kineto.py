@@ -7,12 +7,10 @@ trace_meta.c)."""
 import json
 import os
 import re
-import signal
 import subprocess
 import tempfile
-import time
 
-from harness import ROOT, Skip, check, scenario, trace_events
+from harness import ROOT, Skip, check, scenario, trace_events, trace_killed_at
 from test_cupti import demo, fake_cupti
 
 ANALYSIS_PYTHON = os.path.join(ROOT, "build", "venv-analysis", "bin", "python")
@@ -122,21 +120,9 @@ def test_kineto_sigkill_loads_in_hta(env):
     with tempfile.TemporaryDirectory() as tmp:
         os.mkdir(os.path.join(tmp, "traces"))
         path = os.path.join(tmp, "traces", "trace.json")
-        e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
-        e.update({"LD_LIBRARY_PATH": env.fakes, "NVTXCORR": "1", "NVTXCORR_GPU": "0",
-                  "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
-                  "NVTXCORR_TRACE": path, "RANK": "2", "WORLD_SIZE": "4",
-                  "NVTXCORR_TRACE_MAX_MB": "1"})  # the loop writes 500 MB/s: kept small
-        p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
-                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 60
-        while time.time() < deadline and (not os.path.exists(path) or
-                                          os.path.getsize(path) < 900000):
-            time.sleep(0.05)
-        p.kill()
-        p.wait()
-        check(p.returncode == -signal.SIGKILL, f"rc {p.returncode}")
-        text = open(path).read()
+        text = trace_killed_at(env, path, 900000,
+                               {"NVTXCORR_GPU": "0", "RANK": "2", "WORLD_SIZE": "4",
+                                "NVTXCORR_TRACE_MAX_MB": "1"})  # 500 MB/s: kept small
         check("\n]" not in text, "a killed process cannot have closed the trace")
         calls = [ev for ev in trace_events(text, cut=True) if ev.get("cat") == "cuda_driver"]
         with open(path, "a") as f:

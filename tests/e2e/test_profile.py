@@ -11,10 +11,9 @@ import signal
 import socket
 import subprocess
 import tempfile
-import time
 
-from harness import (check, lift_memory_limit, load_trace, peak_rss, scenario, trace_events,
-                     trace_launches)
+from harness import (check, load_trace, peak_rss, scenario, trace_events,
+                     trace_killed_at, trace_launches)
 
 HOST = socket.gethostname()
 
@@ -530,21 +529,7 @@ def test_trace_sigkill(env):
     """A SIGKILLed process leaves a prefix that reads as JSON once "]}" is appended."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
     path = os.path.join(tmp, "trace.json")
-    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
-    e.update({"LD_LIBRARY_PATH": env.fakes, "NVTXCORR": "1",
-              "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
-              "NVTXCORR_TRACE": path})
-    p = subprocess.Popen([env.prog("scn_profile"), "loop", "1000000000"], env=e,
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                         preexec_fn=lift_memory_limit if env.preload_first else None)
-    deadline = time.time() + 60
-    while time.time() < deadline and (not os.path.exists(path) or
-                                      os.path.getsize(path) < 300000):
-        time.sleep(0.05)
-    p.kill()
-    p.wait()
-    check(p.returncode == -signal.SIGKILL, f"rc {p.returncode}")
-    text = open(path).read()
+    text = trace_killed_at(env, path, 300000)
     check(text.startswith("{") and "\n]" not in text, "a killed process cannot have closed it")
     events = trace_events(text, cut=True)  # the documented suffix, "]}"
     check(len(events) > 1000, f"{len(events)} events")
