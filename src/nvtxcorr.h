@@ -54,12 +54,16 @@ typedef struct nvtxcorr_config {
     const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
     const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
     const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */
+    int context;               /* NVTXCORR_CONTEXT=nvtx: program context asked for */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
 /* Whether the environment says disabled, read without initialising (nvtxcorr_claim_nowait). */
 int nvtxcorr_config_disabled(void);
+/* NVTXCORR_CONTEXT_DOMAINS, read when the first NVTX instance loads nvtxcorr as its tool
+ * (which may be before initialisation); NULL when unset. */
+const char *nvtxcorr_config_context_domains(void);
 /* The one other environment read: %q{VAR} in the NVTXCORR_PROFILE and NVTXCORR_TRACE paths. */
 const char *nvtxcorr_config_env(const char *name);
 

@@ -927,6 +927,11 @@ def run_stat(args, cmd, tmp):
     env["LD_PRELOAD"] = args.library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["NVTXCORR"] = "1"
     env["NVTXCORR_PROFILE"] = os.path.join(tmp, "summary.%p.json")
+    # Program context (docs/profile.md, Context): the library is the program's NVTX tool
+    # unless one is already named (Nsight's wins; the library then says there is no context).
+    env.setdefault("NVTXCORR_CONTEXT", "nvtx")
+    if env["NVTXCORR_CONTEXT"] == "nvtx" and not env.get("NVTX_INJECTION64_PATH"):
+        env["NVTX_INJECTION64_PATH"] = args.library
     if args.trace:
         env["NVTXCORR_TRACE"] = args.trace
     # The terminal's Ctrl-C reaches the command directly; TERM and HUP sent to us are passed on.
