@@ -42,7 +42,9 @@ static inline uint32_t nvtxcorr_context_now(void)
     return t->node[t->depth < NVTXCORR_CONTEXT_MAX_DEPTH ? t->depth : NVTXCORR_CONTEXT_MAX_DEPTH];
 }
 
-/* Whether an NVTX instance of the program took nvtxcorr as its tool (any but nvtxcorr's own). */
+/* Whether an NVTX instance of the program took nvtxcorr as its tool (any but nvtxcorr's own):
+ * set once, by the first, and never cleared. */
+extern _Atomic int nvtxcorr_context_active;
 int nvtxcorr_context_injected(void);
 
 /* What hostile or unusual NVTX use cost, for the summary's totals (never trusted, only counted). */

@@ -392,11 +392,11 @@ static int ours(const void *fn)
            self.dli_fbase == other.dli_fbase;
 }
 
-static _Atomic int injected;
+_Atomic int nvtxcorr_context_active;
 
 int nvtxcorr_context_injected(void)
 {
-    return atomic_load_explicit(&injected, memory_order_acquire);
+    return atomic_load_explicit(&nvtxcorr_context_active, memory_order_acquire);
 }
 
 NVTXCORR_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
@@ -414,6 +414,6 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
         !fill(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof *core2))
         return 0;
     atomic_fetch_add_explicit(&nvtxcorr_context_counts.instances, 1, memory_order_relaxed);
-    atomic_store_explicit(&injected, 1, memory_order_release);
+    atomic_store_explicit(&nvtxcorr_context_active, 1, memory_order_release);
     return 1;
 }

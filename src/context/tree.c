@@ -60,23 +60,19 @@ static uint32_t find(uint32_t parent, uint32_t h, const char *text, size_t len, 
     }
 }
 
-/* A fork while another thread makes a node: the child gets a fresh lock (the node being made
- * is simply not there; its maker's thread does not exist in the child). */
+/* A fork while another thread makes a node: the lock is not taken at fork (a node is made
+ * inside CUPTI's buffer callback too, which may hold driver locks that a fork handler of the
+ * driver's would wait for), and the child gets a fresh one. A node half made in the parent is
+ * either not there in the child (its count not yet stored: the slot is overwritten) or there
+ * but not findable (its slot not yet stored: the path is made again, a second node with the
+ * same path, which costs a row, never a wrong one). */
 static void child_after_fork(void)
 {
     pthread_mutex_init(&insert_lock, NULL);
 }
-static void fork_lock(void)
-{
-    pthread_mutex_lock(&insert_lock);
-}
-static void fork_unlock(void)
-{
-    pthread_mutex_unlock(&insert_lock);
-}
 static void at_fork(void)
 {
-    pthread_atfork(fork_lock, fork_unlock, child_after_fork);
+    pthread_atfork(NULL, NULL, child_after_fork);
 }
 
 uint32_t nvtxcorr_context_child(uint32_t parent, const char *text, size_t len)

@@ -49,6 +49,7 @@ typedef struct op {
     uint32_t corr, kernel_site, device, stream;
     uint64_t start, end;
     int graph;
+    uint64_t node;
 } op_t;
 static op_t *pending;
 static size_t npending;
@@ -204,7 +205,8 @@ static void attribute(const op_t *op, uint64_t ext)
 {
     prof_gpu_t *g = &nvtxcorr_prof_gpu;
     uint64_t ns = op->end - op->start;
-    uint32_t site = ext ? (uint32_t)(ext >> 48) - 1 : PROF_NO_LABEL;
+    uint32_t site = ext ? (uint32_t)(ext >> 49) : PROF_NO_LABEL; /* cupti.c's layout */
+    uint32_t live = (uint32_t)(ext >> 32) & 0x1ffff;
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     const nvtxcorr_profile_site_t *launch =
         site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
@@ -217,6 +219,13 @@ static void attribute(const op_t *op, uint64_t ext)
         add_hist(&g->launch_hist[site], ns);
         if (launch->graph) replay_add(ext, site, ns);
     }
+    /* By program context: the launch's, or for a replayed node its capture path under the
+     * launch's path and the graph's label (context_stats.c). */
+    uint32_t ctx = launch == NULL ? 0
+                   : launch->graph
+                       ? nvtxcorr_prof_ctx_replayed(live, launch, op->node, op->graph, ns)
+                       : live;
+    nvtxcorr_prof_ctx_gpu(ctx, op->kernel_site, ns);
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
         nvtxcorr_prof_trace_gpu(
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
@@ -285,7 +294,7 @@ void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *o)
         site = node_site(&memcpy_site, "[memcpy]");
     else
         site = node_site(&memset_site, "[memset]");
-    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->graph};
+    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->graph, o->node};
     nvtxcorr_prof_gpu.records++;
     operation(&op);
 }

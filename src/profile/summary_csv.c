@@ -71,4 +71,4 @@ static void end(prof_out_t *o, const prof_summary_t *s)
     (void)o, (void)s;
 }
 
-const prof_writer_t nvtxcorr_prof_csv_writer = {NULL, begin, section, record, end};
+const prof_writer_t nvtxcorr_prof_csv_writer = {NULL, begin, section, record, end, NULL};

@@ -7,7 +7,7 @@ import os
 import re
 import tempfile
 
-from harness import check, scenario
+from harness import Skip, check, scenario
 
 
 def tool_env(env, extra=None):
@@ -37,3 +37,153 @@ def test_context_nvtx_tool_levels(env):
         # are nvtxcorr's.
         bare = env.run_ok([env.prog("scn_context"), "levels"], tool=False, preload=False)
         check(set(levels(bare).values()) == {"-2"}, f"without a tool: {levels(bare)}")
+
+
+def fake_cupti(env):
+    path = os.path.join(env.fakes, "libfake_cupti.so")
+    if not os.path.exists(path):
+        raise Skip("built without CUPTI headers: no fake CUPTI")
+    return path
+
+
+def profiled(env, argv, gpu=True, context=True, extra=None, name="p.json"):
+    """argv in profile mode (GPU time from the fake CUPTI), nvtxcorr the NVTX tool; returns the
+    run and its JSON summary."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-")
+    e = {"NVTXCORR_PROFILE": os.path.join(tmp, name)}
+    if gpu:
+        e.update({"NVTXCORR_GPU": "1", "NVTXCORR_CUPTI_LIBRARY": fake_cupti(env)})
+    if context:
+        e.update(tool_env(env))
+    e.update(extra or {})
+    run = env.run_ok(argv, tool=False, env=e)
+    path = os.path.join(tmp, name)
+    summary = json.load(open(path)) if name.endswith(".json") else open(path).read()
+    return run, summary, tmp
+
+
+def ns(name):
+    """The fake CUPTI's duration of a kernel: 100 ns per character of its name (fake_cupti.c)."""
+    return 100 * len(name)
+
+
+MEMSET_NS = 500  # fake_cupti.c: a memset node takes 500 ns
+
+
+def rows(summary):
+    return {(tuple(r["context"]), r["label"]): r for r in summary["contexts"]}
+
+
+def decode_expected(replays, graph, nodes_known=True):
+    """(context, label) -> (launches, gpu_kernels, gpu_ns) for `scn_context decode N`: the
+    program's annotations, as scn_context.c makes them."""
+    want = {}
+
+    def add(ctx, label, launches, kernels, gpu):
+        w = want.setdefault((tuple(ctx), label), [0, 0, 0])
+        w[0] += launches
+        w[1] += kernels
+        w[2] += gpu
+
+    add([], "add1", 1, 1, ns("add1"))
+    add(["prefill", "attn.qkv"], "gemm_kernel", 1, 1, ns("gemm_kernel"))
+    add(["prefill", "mlp.up"], "gemm_kernel", 2, 2, 2 * ns("gemm_kernel"))
+    add(["serve/step"], graph, replays, 0, 0)
+    base = ["serve/step", graph]
+    node = (lambda *p: base + list(p)) if nodes_known else (lambda *p: base)
+    add(node("kv.reset"), "[memset]", 0, replays, replays * MEMSET_NS)
+    for layer in ("layers.0", "layers.1"):
+        add(node(layer, "attn", "attn.qkv"), "gemm_kernel", 0, replays,
+            replays * ns("gemm_kernel"))
+        add(node(layer, "attn"), "softmax_kernel", 0, replays, replays * ns("softmax_kernel"))
+        add(node(layer, "mlp", "mlp.up"), "gemm_kernel", 0, 2 * replays,
+            2 * replays * ns("gemm_kernel"))
+        add(node(layer, "mlp"), "gelu_kernel", 0, replays, replays * ns("gelu_kernel"))
+    return {k: tuple(v) for k, v in want.items()}
+
+
+def check_decode(summary, replays, nodes_known=True):
+    graph = summary["graphs"][0]["label"]
+    got = {k: (r["launches"], r["gpu_kernels"], r["gpu_ns"]) for k, r in rows(summary).items()}
+    want = decode_expected(replays, graph, nodes_known)
+    check(got == want, "contexts differ:\n" + "\n".join(
+        f"  {k}: got {got.get(k)}, want {want.get(k)}" for k in sorted(set(got) | set(want))
+        if got.get(k) != want.get(k)))
+    tot = summary["totals"]
+    check(sum(r["gpu_ns"] for r in summary["contexts"]) == tot["gpu_ns"], "gpu_ns sums differ")
+    check(sum(r["gpu_kernels"] for r in summary["contexts"]) == tot["gpu_kernels"],
+          "gpu_kernels sums differ")
+    check(sum(r["launches"] for r in summary["contexts"]) == tot["launches"],
+          "launches sums differ")
+    check(sum(r["cpu_ns"] for r in summary["contexts"]) == tot["cpu_ns"], "cpu_ns sums differ")
+
+
+@scenario
+def test_context_decode_exact(env):
+    """A two-layer decode step captured under layers.i/attn/attn.qkv, .../mlp/mlp.up, a memset
+    node added under kv.reset, replayed N times under serve/step: each (context, kernel label)
+    gets exactly its kernels and GPU time, the same GEMM split by context, eager launches
+    their live context, and the rows add up to the totals."""
+    for replays in (1, 4):
+        run, summary, _ = profiled(env, [env.prog("scn_context"), "decode", str(replays)])
+        check(summary["context_note"] is None, f"context_note: {summary['context_note']}")
+        check_decode(summary, replays)
+        check(run.err == "", f"unexpected stderr: {run.err!r}")
+
+
+@scenario
+def test_context_decode_without_node_callbacks(env):
+    """An older CUPTI without the graph node callbacks: replayed kernels count under the graph
+    launch's path (live path + graph label), and context_note says why and for how many."""
+    replays = 3
+    run, summary, _ = profiled(env, [env.prog("scn_context"), "decode", str(replays)],
+                               extra={"FAKECUPTI_NO_GRAPH_CALLBACKS": "1"})
+    check_decode(summary, replays, nodes_known=False)
+    note = summary["context_note"] or ""
+    ops = 11 * replays  # 10 kernels and a memset node per replay
+    check(note.startswith(f"{ops} graph operations") and "callbacks unavailable" in note,
+          f"context_note: {note!r}")
+
+
+@scenario
+def test_context_without_gpu_time(env):
+    """Without GPU time the rows still split the launches and CPU time by context."""
+    _, summary, _ = profiled(env, [env.prog("scn_context"), "decode", "2"], gpu=False)
+    got = {k: r["launches"] for k, r in rows(summary).items() if r["launches"]}
+    graph = summary["labels"] and [l["label"] for l in summary["labels"] if "graph#" in l["label"]]
+    check(got == {((), "add1"): 1, (("prefill", "attn.qkv"), "gemm_kernel"): 1,
+                  (("prefill", "mlp.up"), "gemm_kernel"): 2, (("serve/step",), graph[0]): 2},
+          f"launches by context: {got}")
+    check(all(r["gpu_ns"] is None for r in summary["contexts"]), "GPU values without GPU time")
+
+
+@scenario
+def test_context_threads(env):
+    """One stack per thread: each worker's launches under its own range."""
+    run, summary, _ = profiled(env, [env.prog("scn_context"), "threads", "4", "25"], gpu=False)
+    got = {k: r["launches"] for k, r in rows(summary).items()}
+    want = {((f"worker.{t}",), "add1"): 25 for t in range(4)}
+    want[(("main",), "add1")] = 1
+    check(got == want, f"launches by thread context: {got}")
+
+
+@scenario
+def test_context_tool_already_attached(env):
+    """Nsight (here the recording tool) already named in NVTX_INJECTION64_PATH: it keeps the
+    program's ranges and nvtxcorr's, no context is recorded, one line says why, the rest of the
+    summary is as without context."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-")
+    run = env.run_ok([env.prog("scn_context"), "decode", "2"],
+                     env={"NVTXCORR_PROFILE": os.path.join(tmp, "p.json"),
+                          "NVTXCORR_CONTEXT": "nvtx"})
+    lines = [l for l in run.err.splitlines() if l]
+    check(len(lines) == 1 and "no program context" in lines[0] and env.recorder in lines[0],
+          f"stderr: {run.err!r}")
+    summary = json.load(open(os.path.join(tmp, "p.json")))
+    check({tuple(r["context"]) for r in summary["contexts"]} == {()},
+          f"contexts with another tool: {summary['contexts']}")
+    check("no program context" in (summary["context_note"] or ""), summary["context_note"])
+    check("serve/step" in run.labels("default") and "layers.0" in run.labels("default"),
+          "the recording tool lost the program's ranges")
+    check(len(run.labels()) == summary["totals"]["launches"] + summary["totals"]["capture_launches"],
+          "nvtxcorr's own ranges still go to the attached tool")

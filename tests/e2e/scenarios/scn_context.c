@@ -157,6 +157,9 @@ static int threads(CUstream s, int nt, int n)
     pthread_t th[16];
     worker_t w[16];
     if (nt > 16) nt = 16;
+    nvtxRangePushA("main");
+    CHECK("first", launch(fn("add1"), s)); /* nvtxcorr starts here, before the workers */
+    nvtxRangePop();
     for (int t = 0; t < nt; t++) {
         w[t] = (worker_t){t, n, s};
         pthread_create(&th[t], NULL, work, &w[t]);
