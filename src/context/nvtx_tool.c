@@ -109,7 +109,7 @@ typedef struct element {
 static void from_ascii(element_t *e, const char *m)
 {
     static const char hex[] = "0123456789abcdef";
-    const unsigned char *s = (const unsigned char *)(m ? m : "");
+    const unsigned char *s = (const unsigned char *)(m ? m : "[unnamed]");
     size_t o = 0, i = 0;
     int invalid = 0;
     while (s[i]) {

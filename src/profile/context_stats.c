@@ -12,9 +12,10 @@
  *              passed on to the exec's node that CUPTI reports cloned from it at instantiation
  *              (cupti.c). A node whose context is unknown counts under the launch's path and
  *              graph label, and the summary's context_note says how many.
- * Everything is bounded: a thread's table and the GPU table hold at most CELLS_MAX pairs each,
- * then a new pair counts under ([other], site); the node map is direct-mapped (an old node is
- * forgotten when a new one takes its slot: its kernels then count as unknown). */
+ * Everything is bounded: a thread's table and the GPU table hold at most 131,072 pairs each
+ * (twice the paths the tree holds), then a new pair counts under ([other], site); the node map is
+ * direct-mapped (an old node is forgotten when a new one takes its slot: its kernels then count as
+ * unknown). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,12 @@
 #include "internal.h"
 #include "record.h"
 
-enum { THREAD_SLOTS = 1 << 13, GPU_SLOTS = 1 << 17, NODE_SLOTS = 1 << 18 };
+enum {
+    THREAD_SLOTS_MIN = 1 << 8,
+    THREAD_SLOTS_MAX = 1 << 18,
+    GPU_SLOTS = 1 << 18,
+    NODE_SLOTS = 1 << 18
+};
 
 static inline uint64_t key_of(uint32_t ctx, uint32_t site)
 {
@@ -34,26 +40,63 @@ static inline size_t slot_of(uint64_t key, size_t n)
     return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 40) & (n - 1);
 }
 
-/* ---- CPU side ---- */
-prof_ctx_cell_t *nvtxcorr_prof_ctx_cell_slow(prof_thread_t *t, uint32_t ctx, uint32_t site)
+/* ---- CPU side ----
+ * A thread's table starts small and doubles when half full (the old one is left, never freed:
+ * the summary may be reading it; its counts are copied first), up to THREAD_SLOTS_MAX. */
+static size_t thread_slots(const prof_thread_t *t)
 {
-    prof_ctx_cell_t *cells = atomic_load_explicit(&t->ctx_cells, memory_order_relaxed);
-    if (cells == NULL) {
-        if ((cells = nvtxcorr_prof_zalloc(THREAD_SLOTS * sizeof *cells)) == NULL) return NULL;
-        atomic_store_explicit(&t->ctx_cells, cells, memory_order_release);
-    }
-    if (t->ctx_used >= THREAD_SLOTS / 2 && ctx != NVTXCORR_CONTEXT_OTHER)
-        return nvtxcorr_prof_ctx_cell(t, NVTXCORR_CONTEXT_OTHER, site); /* full: [other] */
-    uint64_t key = key_of(ctx, site);
-    for (size_t i = slot_of(key, THREAD_SLOTS);; i = (i + 1) & (THREAD_SLOTS - 1)) {
+    return (size_t)THREAD_SLOTS_MIN << atomic_load_explicit(&t->ctx_shift, memory_order_acquire);
+}
+
+static prof_ctx_cell_t *cell_in(prof_ctx_cell_t *cells, size_t n, uint64_t key, int *made)
+{
+    for (size_t i = slot_of(key, n);; i = (i + 1) & (n - 1)) {
         uint64_t k = atomic_load_explicit(&cells[i].key, memory_order_relaxed);
         if (k == key) return &cells[i];
         if (k == 0) {
-            t->ctx_used++;
+            *made = 1;
             atomic_store_explicit(&cells[i].key, key, memory_order_release);
             return &cells[i];
         }
     }
+}
+
+static prof_ctx_cell_t *grow(prof_thread_t *t, prof_ctx_cell_t *old)
+{
+    size_t n = old ? 2 * thread_slots(t) : THREAD_SLOTS_MIN;
+    prof_ctx_cell_t *cells = nvtxcorr_prof_zalloc(n * sizeof *cells);
+    if (cells == NULL) return NULL;
+    for (size_t i = 0; old && i < thread_slots(t); i++) {
+        uint64_t k = atomic_load_explicit(&old[i].key, memory_order_relaxed);
+        int made = 0;
+        if (k == 0) continue;
+        prof_ctx_cell_t *c = cell_in(cells, n, k, &made);
+        atomic_store_explicit(&c->launches,
+                              atomic_load_explicit(&old[i].launches, memory_order_relaxed),
+                              memory_order_relaxed);
+        atomic_store_explicit(&c->ns, atomic_load_explicit(&old[i].ns, memory_order_relaxed),
+                              memory_order_relaxed);
+    }
+    /* The table, then its size: a reader that loads the size first and the table second never
+     * reads past a table's end (at worst half of a new one). */
+    atomic_store_explicit(&t->ctx_cells, cells, memory_order_release);
+    if (old) atomic_fetch_add_explicit(&t->ctx_shift, 1, memory_order_release);
+    return cells;
+}
+
+prof_ctx_cell_t *nvtxcorr_prof_ctx_cell_slow(prof_thread_t *t, uint32_t ctx, uint32_t site)
+{
+    prof_ctx_cell_t *cells = atomic_load_explicit(&t->ctx_cells, memory_order_relaxed);
+    if (cells == NULL && (cells = grow(t, NULL)) == NULL) return NULL;
+    if (t->ctx_used >= thread_slots(t) / 2) {
+        if (thread_slots(t) < THREAD_SLOTS_MAX && (cells = grow(t, cells)) == NULL) return NULL;
+        if (t->ctx_used >= thread_slots(t) / 2 && ctx != NVTXCORR_CONTEXT_OTHER)
+            ctx = NVTXCORR_CONTEXT_OTHER; /* full: the pair counts under [other] */
+    }
+    int made = 0;
+    prof_ctx_cell_t *c = cell_in(cells, thread_slots(t), key_of(ctx, site), &made);
+    t->ctx_used += (uint32_t)made;
+    return c;
 }
 
 /* ---- GPU side (under gpu.c's lock) ---- */
@@ -147,7 +190,7 @@ uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t
 }
 
 /* ---- the summary's rows ---- */
-enum { ROWS_MAX = 1 << 16, ROW_SLOTS = 1 << 17 };
+enum { ROWS_MAX = 1 << 17, ROW_SLOTS = 1 << 18 };
 static prof_ctx_row_t *rows;
 static size_t nrows;
 static uint32_t *order, *row_index; /* row_index: (ctx, label) -> row + 1 */
@@ -223,8 +266,9 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **out, const uint32_t **sorte
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
         if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue;
+        size_t slots = thread_slots(t);
         prof_ctx_cell_t *cells = atomic_load_explicit(&t->ctx_cells, memory_order_acquire);
-        for (size_t i = 0; cells && i < THREAD_SLOTS; i++) {
+        for (size_t i = 0; cells && i < slots; i++) {
             uint64_t k = atomic_load_explicit(&cells[i].key, memory_order_acquire);
             uint64_t n = atomic_load_explicit(&cells[i].launches, memory_order_relaxed);
             uint32_t site = (uint32_t)k - 1;

@@ -108,7 +108,8 @@ typedef struct prof_ctx_cell {
 typedef struct prof_thread {
     prof_record_t *_Atomic chunks[PROF_MAX_SITES / PROF_CHUNK];
     prof_ctx_cell_t *_Atomic ctx_cells; /* NULL until its first launch with the tool */
-    uint32_t ctx_used;
+    uint32_t ctx_used;                  /* pairs in the table */
+    _Atomic uint32_t ctx_shift;         /* its size: 256 << ctx_shift */
     /* the last (context, site) counted: a thread mostly launches one kernel in a context */
     prof_ctx_cell_t *ctx_last;
     struct prof_thread *next;

@@ -187,3 +187,28 @@ def test_context_tool_already_attached(env):
           "the recording tool lost the program's ranges")
     check(len(run.labels()) == summary["totals"]["launches"] + summary["totals"]["capture_launches"],
           "nvtxcorr's own ranges still go to the attached tool")
+
+
+@scenario
+def test_context_hostile_nvtx(env):
+    """Hostile NVTX use survives and is counted, never trusted: a 10 MB message (cut to 256
+    bytes), bytes that are not UTF-8 (escaped), pops with nothing open, ranges 40 deep (32
+    elements kept), NULL messages, and 70,000 distinct paths (past 65,536: ["[other]"])."""
+    run, summary, _ = profiled(env, [env.prog("scn_context"), "hostile"], gpu=False)
+    check(levels(run) == {"unbalanced-pop": "-1"}, f"unbalanced pops: {run.out[-500:]}")
+    tot = summary["totals"]
+    # Paths made before path.*: the long message, the bad one, d0..d31, [unnamed] twice.
+    before = 1 + 1 + 32 + 2
+    other = 70000 - (65536 - before)
+    want = {"context_truncated": 40 - 32, "context_other": other, "context_unbalanced_pops": 3,
+            "context_long_messages": 1, "context_invalid_utf8": 1}
+    check({k: tot[k] for k in want} == want, f"totals: {tot}")
+    r = rows(summary)
+    check(r[(("x" * 256,), "add1")]["launches"] == 1, "the 10 MB message, cut to 256 bytes")
+    check(r[(("bad\\xff\\xfe utf8 \\xc3(",), "add1")]["launches"] == 1, "invalid UTF-8 escaped")
+    check(r[(tuple(f"d{i}" for i in range(32)), "add1")]["launches"] == 1, "32 elements kept")
+    check(r[(("[unnamed]", "[unnamed]"), "add1")]["launches"] == 1, "NULL messages")
+    check(r[(("[other]",), "add1")]["launches"] == other, "[other]")
+    paths = [k for k in r if k[0] and k[0][0].startswith("path.")]
+    check(len(paths) == 70000 - other, f"{len(paths)} path.* rows")
+    check(sum(x["launches"] for x in summary["contexts"]) == tot["launches"], "launches sum")
