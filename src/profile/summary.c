@@ -411,6 +411,7 @@ static const prof_writer_t *format_of(const char *path)
     size_t n = strlen(path);
     if (n >= 5 && !strcmp(path + n - 5, ".json")) return &nvtxcorr_prof_json_writer;
     if (n >= 4 && !strcmp(path + n - 4, ".csv")) return &nvtxcorr_prof_csv_writer;
+    if (n >= 7 && !strcmp(path + n - 7, ".folded")) return &nvtxcorr_prof_folded_writer;
     return &nvtxcorr_prof_text_writer;
 }
 

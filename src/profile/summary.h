@@ -151,6 +151,12 @@ typedef struct prof_writer {
     void (*contexts)(prof_out_t *o, const prof_summary_t *s);
 } prof_writer_t;
 extern const prof_writer_t nvtxcorr_prof_json_writer, nvtxcorr_prof_csv_writer,
-    nvtxcorr_prof_text_writer;
+    nvtxcorr_prof_text_writer, nvtxcorr_prof_folded_writer;
+/* summary_context.c: the by-context rows as CSV lines and as the text table's tree. */
+void nvtxcorr_prof_csv_contexts(prof_out_t *o, const prof_summary_t *s);
+void nvtxcorr_prof_text_contexts(prof_out_t *o, const prof_summary_t *s);
+/* summary_csv.c: one CSV line in the common columns. */
+void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *const *text,
+                            const uint64_t *v, uint32_t have);
 
 #endif

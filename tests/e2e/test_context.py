@@ -212,3 +212,83 @@ def test_context_hostile_nvtx(env):
     paths = [k for k in r if k[0] and k[0][0].startswith("path.")]
     check(len(paths) == 70000 - other, f"{len(paths)} path.* rows")
     check(sum(x["launches"] for x in summary["contexts"]) == tot["launches"], "launches sum")
+
+
+FOLDED_LINE = re.compile(r"^(.*\S)\s+(\d+)$")  # flamegraph.pl's own pattern for a line
+
+
+def check_folded(text, want):
+    """Each line is `frame;frame;...;frame <count>` as flamegraph.pl, inferno and speedscope
+    read it: no empty frame, a positive count; the stacks and counts are `want`."""
+    got = {}
+    for line in text.splitlines():
+        m = FOLDED_LINE.match(line)
+        check(m, f"not a folded-stack line: {line!r}")
+        frames = m[1].split(";")
+        check(all(frames) and int(m[2]) > 0, f"empty frame or zero count: {line!r}")
+        got[tuple(frames)] = got.get(tuple(frames), 0) + int(m[2])
+    check(got == want, f"folded stacks:\n{got}\nwant\n{want}")
+
+
+def folded_expected(replays_list, graph):
+    want = {}
+    for replays in replays_list:
+        for (ctx, label), (_, _, gpu) in decode_expected(replays, graph).items():
+            if gpu:
+                want[ctx + (label,)] = want.get(ctx + (label,), 0) + gpu
+    return want
+
+
+@scenario
+def test_context_folded_and_text(env):
+    """NVTXCORR_PROFILE ending in .folded: GPU time by context as folded stacks, line by line;
+    the text summary's tree and the CSV's context rows hold the same rows."""
+    _, text, _ = profiled(env, [env.prog("scn_context"), "decode", "2"], name="p.folded")
+    _, js, _ = profiled(env, [env.prog("scn_context"), "decode", "2"])
+    check_folded(text, folded_expected([2], js["graphs"][0]["label"]))
+    _, table, _ = profiled(env, [env.prog("scn_context"), "decode", "2"], name="p.txt")
+    check("By program context" in table, table[-2000:])
+    tree = table[table.index("By program context"):].splitlines()
+    # layers.1 > mlp > mlp.up > gemm_kernel: 2 replays x 2 kernels
+    at = [i for i, l in enumerate(tree) if l.strip().startswith("layers.1")]
+    check(at and any(l.startswith("          gemm_kernel") and l.split()[-2:] == ["4", "0"]
+                     for l in tree[at[0]:at[0] + 9]), "\n".join(tree))
+    _, csv_text, _ = profiled(env, [env.prog("scn_context"), "decode", "2"], name="p.csv")
+    ctx_rows = [l.split(",") for l in csv_text.splitlines() if l.startswith("context,")]
+    check(len(ctx_rows) == len(js["contexts"]), f"{len(ctx_rows)} CSV rows vs "
+          f"{len(js['contexts'])} JSON rows")
+
+
+@scenario
+def test_context_report_merges_three_processes(env):
+    """`nvtxcorr report --by context` (JSON), `--folded`, `--depth`, `--focus` merge three
+    processes' summaries exactly."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-report-")
+    files, graph = [], None
+    for replays in (1, 2, 3):
+        _, s, d = profiled(env, [env.prog("scn_context"), "decode", str(replays)])
+        graph = s["graphs"][0]["label"]
+        files.append(os.path.join(d, "p.json"))
+    report = lambda *a: env.run([env.launcher, "report", *a, *files], preload=False,
+                                enabled=False, tool=False)
+    r = report("--by", "context", "--json")
+    check(r.rc == 0, r.err)
+    got = {(tuple(x["context"]), x["label"]): (x["launches"], x["gpu_kernels"], x["gpu_ns"])
+           for x in json.loads(r.out)["contexts"]}
+    want = {}
+    for replays in (1, 2, 3):
+        for k, v in decode_expected(replays, graph).items():
+            want[k] = tuple(a + b for a, b in zip(want.get(k, (0, 0, 0)), v))
+    check(got == want, f"merged contexts differ: {set(got.items()) ^ set(want.items())}")
+    r = report("--folded")
+    check(r.rc == 0, r.err)
+    check_folded(r.out, folded_expected([1, 2, 3], graph))
+    r = report("--by", "context", "--json", "--depth", "3", "--focus", r"^layers\.1$")
+    got = {(tuple(x["context"]), x["label"]): x["gpu_ns"] for x in json.loads(r.out)["contexts"]}
+    check(got == {(("layers.1", "attn", "attn.qkv"), "gemm_kernel"): 6 * ns("gemm_kernel"),
+                  (("layers.1", "attn"), "softmax_kernel"): 6 * ns("softmax_kernel"),
+                  (("layers.1", "mlp", "mlp.up"), "gemm_kernel"): 12 * ns("gemm_kernel"),
+                  (("layers.1", "mlp"), "gelu_kernel"): 6 * ns("gelu_kernel")},
+          f"--depth 3 --focus: {got}")
+    r = report("--by", "context")
+    check(r.rc == 0 and "layers.0" in r.out and "kv.reset" in r.out, r.out + r.err)
