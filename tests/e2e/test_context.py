@@ -292,3 +292,34 @@ def test_context_report_merges_three_processes(env):
           f"--depth 3 --focus: {got}")
     r = report("--by", "context")
     check(r.rc == 0 and "layers.0" in r.out and "kv.reset" in r.out, r.out + r.err)
+
+
+VENV_PYTHON = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "build", "venv", "bin", "python")
+
+
+@scenario
+def test_context_python_nvtx_package(env):
+    """The Python `nvtx` package from PyPI (pinned in scripts/test, in build/venv) under
+    `nvtxcorr stat`: stat names the library in NVTX_INJECTION64_PATH, the package's NVTX
+    instance takes it as its tool, and each launch gets its ranges (annotate, push_range,
+    a decorator, two domains); NVTXCORR_CONTEXT_DOMAINS narrows them to one domain."""
+    import subprocess
+    if not os.path.exists(VENV_PYTHON) or subprocess.run(
+            [VENV_PYTHON, "-c", "import nvtx"], capture_output=True).returncode != 0:
+        raise Skip("no nvtx package in build/venv (scripts/test installs it)")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "scenarios",
+                          "ctx_python.py")
+    for domains, forward_app in ((None, ("forward", "app.step")), ("torch", ("forward",))):
+        tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-py-")
+        out = os.path.join(tmp, "p.json")
+        extra = {"NVTXCORR_CONTEXT_DOMAINS": domains} if domains else {}
+        run = env.run([env.launcher, "stat", "-o", out, VENV_PYTHON, script], preload=False,
+                      enabled=False, tool=False, env=extra)
+        check(run.rc == 0, f"rc {run.rc}: {run.err[-2000:]}")
+        got = {tuple(r["context"]): r["launches"] for r in json.load(open(out))["contexts"]}
+        want = {(): 1, ("forward", "attn.qkv"): 1, ("forward", "mlp.up"): 2, forward_app: 1,
+                ("decorated",): 1}
+        check(got == want, f"NVTXCORR_CONTEXT_DOMAINS={domains}: {got}, want {want}")
+        check("By program context" in run.err and "mlp.up" in run.err,
+              f"stat's table shows no context tree: {run.err[-2000:]}")
