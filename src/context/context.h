@@ -73,6 +73,10 @@ int nvtxcorr_context_on_range(nvtxcorr_range_fn fn);
 /* The child of `parent` named by the element text[0, len) (already cut and escaped); the
  * [other] node when the table is full, or when out of memory. Lock-free when it exists. */
 uint32_t nvtxcorr_context_child(uint32_t parent, const char *text, size_t len);
+/* The same with the element's hash (nvtxcorr_context_hash) already known. */
+uint32_t nvtxcorr_context_child_hashed(uint32_t parent, const char *text, size_t len,
+                                       uint32_t text_hash);
+uint32_t nvtxcorr_context_hash(const char *text, size_t len);
 /* `base` followed by every element of `path` (a graph node's capture path under its launch). */
 uint32_t nvtxcorr_context_join(uint32_t base, uint32_t path);
 /* Ids in use: [0, count). */

@@ -45,7 +45,8 @@ struct nvtxDomainRegistration_st {
 };
 struct nvtxStringRegistration_st {
     uint32_t magic;
-    size_t len; /* the element, already cut and escaped */
+    uint32_t hash; /* nvtxcorr_context_hash of the element */
+    size_t len;    /* the element, already cut and escaped */
     char text[];
 };
 
@@ -101,33 +102,53 @@ static size_t utf8_len(const unsigned char *s)
     return 0;
 }
 
+/* A path element: its text, or (registered) the registered string's, never copied. */
 typedef struct element {
     size_t len;
-    char text[NVTXCORR_CONTEXT_ELEMENT_MAX + 1];
+    uint32_t hash;
+    const char *text;
+    char buf[NVTXCORR_CONTEXT_ELEMENT_MAX + 1];
 } element_t;
 
+static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size_t i);
+
+/* The common case in one pass: printable ASCII up to the bound, hashed as it is read; anything
+ * else (a byte of 0x80 or more, or a message longer than the bound) goes on slowly. */
 static void from_ascii(element_t *e, const char *m)
 {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)(m ? m : "[unnamed]");
-    size_t o = 0, i = 0;
+    uint32_t h = 2166136261u;
+    size_t i = 0;
+    for (; i < NVTXCORR_CONTEXT_ELEMENT_MAX && s[i] && s[i] < 0x80; i++)
+        h = (h ^ s[i]) * 16777619u;
+    if (NVTXCORR_LIKELY(s[i] == 0)) { /* the message itself is the element */
+        e->text = (const char *)s, e->len = i, e->hash = h;
+        return;
+    }
+    memcpy(e->buf, s, i);
+    from_ascii_slow(e, s, i, i);
+}
+
+static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size_t i)
+{
+    static const char hex[] = "0123456789abcdef";
     int invalid = 0;
     while (s[i]) {
         size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i);
         if (n == 0) { /* not UTF-8: \xNN */
             if (o + 4 > NVTXCORR_CONTEXT_ELEMENT_MAX) break;
-            e->text[o++] = '\\', e->text[o++] = 'x';
-            e->text[o++] = hex[s[i] >> 4], e->text[o++] = hex[s[i] & 15];
+            e->buf[o++] = '\\', e->buf[o++] = 'x';
+            e->buf[o++] = hex[s[i] >> 4], e->buf[o++] = hex[s[i] & 15];
             invalid = 1;
             i++;
             continue;
         }
         if (o + n > NVTXCORR_CONTEXT_ELEMENT_MAX) break;
-        memcpy(e->text + o, s + i, n);
+        memcpy(e->buf + o, s + i, n);
         o += n, i += n;
     }
-    e->text[o] = 0;
-    e->len = o;
+    e->buf[o] = 0;
+    e->text = e->buf, e->len = o, e->hash = nvtxcorr_context_hash(e->buf, o);
     if (s[i])
         atomic_fetch_add_explicit(&nvtxcorr_context_counts.long_messages, 1, memory_order_relaxed);
     if (invalid)
@@ -159,6 +180,11 @@ static void from_wide(element_t *e, const wchar_t *m)
     }
     buf[o] = 0;
     from_ascii(e, buf);
+    if (e->text != e->buf) { /* buf is this function's: the element must outlive it */
+        memcpy(e->buf, e->text, e->len);
+        e->buf[e->len] = 0;
+        e->text = e->buf;
+    }
     if (invalid)
         atomic_fetch_add_explicit(&nvtxcorr_context_counts.invalid_utf8, 1, memory_order_relaxed);
 }
@@ -179,8 +205,7 @@ static void from_attributes(element_t *e, const nvtxEventAttributes_t *a)
     case NVTX_MESSAGE_TYPE_REGISTERED: {
         const struct nvtxStringRegistration_st *s = a->message.registered;
         if (s != NULL && s->magic == MAGIC_STRING) {
-            memcpy(e->text, s->text, s->len + 1);
-            e->len = s->len;
+            e->text = s->text, e->len = s->len, e->hash = s->hash;
             return;
         }
         break;
@@ -225,7 +250,8 @@ static int push(nvtxDomainHandle_t d, const element_t *e)
     int level = (int)t->depth;
     if (context) {
         if (t->depth < NVTXCORR_CONTEXT_MAX_DEPTH)
-            t->node[t->depth + 1] = nvtxcorr_context_child(t->node[t->depth], e->text, e->len);
+            t->node[t->depth + 1] =
+                nvtxcorr_context_child_hashed(t->node[t->depth], e->text, e->len, e->hash);
         else
             atomic_fetch_add_explicit(&nvtxcorr_context_counts.truncated, 1, memory_order_relaxed);
         t->depth++;
@@ -293,8 +319,10 @@ static nvtxStringHandle_t make_string(const element_t *e)
     struct nvtxStringRegistration_st *s = malloc(sizeof *s + e->len + 1);
     if (s == NULL) return NULL; /* NVTX's callers treat NULL as "no string" */
     s->magic = MAGIC_STRING;
+    s->hash = e->hash;
     s->len = e->len;
-    memcpy(s->text, e->text, e->len + 1);
+    memcpy(s->text, e->text, e->len);
+    s->text[e->len] = 0;
     return s; /* never freed: NVTX has no way to unregister a string */
 }
 static nvtxStringHandle_t NVTX_API t_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
@@ -322,7 +350,8 @@ static nvtxDomainHandle_t domain_named(const element_t *e)
         d = d->next;
     if (d == NULL && (d = malloc(sizeof *d + e->len + 1)) != NULL) {
         d->magic = MAGIC_DOMAIN;
-        memcpy(d->name, e->text, e->len + 1);
+        memcpy(d->name, e->text, e->len);
+        d->name[e->len] = 0;
         d->context = is_context(d->name);
         d->next = domains;
         domains = d;

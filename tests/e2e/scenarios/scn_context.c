@@ -11,7 +11,10 @@
  *   scn_context threads T N     T threads, each N launches of add1 under worker.<t>
  *   scn_context hostile         a 10 MB message, bytes that are not UTF-8, unbalanced pops,
  *                               ranges 40 deep, a launch under each of 70,000 distinct paths
- *   scn_context bench N         N push/pop pairs, timed: "pushpop_ns <per pair>"
+ *   scn_context bench N         N push/pop pairs, timed: "pushpop_ex_ns <per pair>" (a
+ *                               registered string in a domain) and "pushpop_a_ns" (ASCII)
+ *   scn_context launches N      N launches of one kernel inside two ranges, timed:
+ *                               "launch_ns <per launch>" (tests/bench/context_bench.py)
  */
 #define _GNU_SOURCE
 #include <nvtx3/nvToolsExt.h>
@@ -240,6 +243,23 @@ static int bench(long n)
     return 0;
 }
 
+static int launches(CUstream s, long n)
+{
+    CUfunction add = fn("add1");
+    CHECK("first", launch(add, s));
+    nvtxRangePushA("layers.0");
+    nvtxRangePushA("attn");
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    for (long i = 0; i < n; i++)
+        launch(add, s);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    nvtxRangePop();
+    nvtxRangePop();
+    printf("launch_ns %.2f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)n);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -255,6 +275,8 @@ int main(int argc, char **argv)
         rc = threads(s, argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 10);
     else if (!strcmp(mode, "hostile"))
         rc = hostile(s);
+    else if (!strcmp(mode, "launches"))
+        rc = launches(s, argc > 2 ? atol(argv[2]) : 1000000);
     cuStreamSynchronize(s);
     return rc;
 }
