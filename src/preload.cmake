@@ -88,7 +88,7 @@ endif()
 # preloading anything.
 if(NVTXCORR_BUILD_TESTS)
   add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
-    profile/out.c profile/histogram.c profile/path.c)
+    profile/out.c profile/histogram.c profile/path.c context/tree.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
     ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context
     ${PROJECT_SOURCE_DIR}/include

@@ -323,3 +323,21 @@ def test_context_python_nvtx_package(env):
         check(got == want, f"NVTXCORR_CONTEXT_DOMAINS={domains}: {got}, want {want}")
         check("By program context" in run.err and "mlp.up" in run.err,
               f"stat's table shows no context tree: {run.err[-2000:]}")
+
+
+@scenario
+def test_context_preload_with_nvtxcorr_context(env):
+    """LD_PRELOAD users: NVTXCORR_CONTEXT=nvtx names the library in NVTX_INJECTION64_PATH as
+    it loads, so the program's ranges are context without the launcher; without it profile mode
+    is silent about context and every row's context is []."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-")
+    for asked in (True, False):
+        out = os.path.join(tmp, f"p{int(asked)}.json")
+        extra = {"NVTXCORR_PROFILE": out, **({"NVTXCORR_CONTEXT": "nvtx"} if asked else {})}
+        run = env.run_ok([env.prog("scn_context"), "decode", "1"], tool=False, env=extra)
+        check(run.err == "", f"stderr: {run.err!r}")
+        paths = {tuple(r["context"]) for r in json.load(open(out))["contexts"]}
+        if asked:
+            check(("prefill", "attn.qkv") in paths, f"NVTXCORR_CONTEXT=nvtx: {paths}")
+        else:
+            check(paths == {()}, f"without NVTXCORR_CONTEXT: {paths}")

@@ -12,7 +12,7 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } areas[] = {{"map", test_map},
+    } areas[] = {{"map", test_map}, {"context-tree", test_context_tree},
                  {"procaddr", test_procaddr},
                  {"escape", test_escape},
                  {"histogram", test_histogram},
