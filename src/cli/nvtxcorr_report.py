@@ -618,7 +618,10 @@ def json_object(summaries):
             "gpu_time_note": note,
             "histogram": {"exact_below_ns": EXACT, "sub_buckets": SUB, "buckets": BUCKETS},
             "totals": merged_totals(summaries), "labels": labels, "kernels": kernels,
-            "kernel_labels": kernel_labels, "graphs": graphs}
+            "kernel_labels": kernel_labels, "graphs": graphs,
+            "context_note": "; ".join(context_notes(summaries)) or None,
+            "contexts": [{"context": list(p), "label": lab, **c}
+                         for (p, lab), c in sorted(merge_contexts(summaries).items())]}
 
 
 # ---- --hatchet ----------------------------------------------------------------------------------

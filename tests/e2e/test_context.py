@@ -341,3 +341,24 @@ def test_context_preload_with_nvtxcorr_context(env):
             check(("prefill", "attn.qkv") in paths, f"NVTXCORR_CONTEXT=nvtx: {paths}")
         else:
             check(paths == {()}, f"without NVTXCORR_CONTEXT: {paths}")
+
+
+@scenario
+def test_context_report_json_remerges(env):
+    """`report --json` of two summaries keeps their contexts merged, and a report of that file
+    and a third summary equals the report of all three."""
+    files = []
+    for replays in (1, 2, 3):
+        _, _, d = profiled(env, [env.prog("scn_context"), "decode", str(replays)])
+        files.append(os.path.join(d, "p.json"))
+    report = lambda *a: env.run([env.launcher, "report", *a], preload=False, enabled=False,
+                                tool=False)
+    r = report("--json", *files[:2])
+    check(r.rc == 0, r.err)
+    merged = os.path.join(tempfile.mkdtemp(prefix="nvtxcorr-ctx-"), "m.json")
+    open(merged, "w").write(r.out)
+    a = json.loads(report("--by", "context", "--json", merged, files[2]).out)["contexts"]
+    b = json.loads(report("--by", "context", "--json", *files).out)["contexts"]
+    strip = lambda rows: sorted((tuple(x["context"]), x["label"], x["launches"], x["gpu_ns"],
+                                 x["gpu_kernels"]) for x in rows)
+    check(strip(a) == strip(b) and a, f"re-merged {strip(a)[:3]} vs {strip(b)[:3]}")
