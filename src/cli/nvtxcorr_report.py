@@ -1085,7 +1085,9 @@ def run_stat(args, cmd, tmp):
                         "the killed process wrote no summary; the table has the others")
         sys.stderr.write(render(summaries, "text", top=args.top, sort=args.sort))
         rows = merge_contexts(summaries)
-        if any(p for p, _ in rows):
+        # The program's ranges, not only graph labels (a replayed kernel's path starts with
+        # its graph's label even without any range: the by-kernel view again).
+        if any(len(p) > 1 or (p and c["launches"]) for (p, _), c in rows.items()):
             gpu = any(d.get("gpu_time") for _, d in summaries)
             sys.stderr.write("\n" + context_tree(rows, gpu, args.top))
         if args.output:

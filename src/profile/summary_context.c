@@ -8,8 +8,8 @@
  *           `label`, launches, cpu_ns, gpu_kernels and gpu_ns in their columns;
  *   text    a tree: each node's GPU time inclusive and exclusive, kernels and launches, kernel
  *           labels as leaves.
- * CSV and text show them only when some row has a context: a program without NVTX ranges (or
- * without the tool) gets the tables it always had.
+ * CSV and text show them only when the program's NVTX ranges reached nvtxcorr and some row has
+ * a context: a program without NVTX ranges (or without the tool) gets the tables it always had.
  * Same constraints as summary.c: may run in a signal handler (static state, mmap'd arrays). */
 #include <string.h>
 
@@ -66,8 +66,11 @@ static void no_record(prof_out_t *o, const prof_summary_t *s, int sec, const pro
 const prof_writer_t nvtxcorr_prof_folded_writer = {NULL,      no_begin, no_section,
                                                    no_record, no_begin, folded_rows};
 
+/* The program's NVTX ranges reached nvtxcorr and some row has a path (a replayed kernel's path
+ * always has its graph's label: that alone is the by-kernel view again). */
 static int any_context(const prof_summary_t *s)
 {
+    if (!nvtxcorr_context_injected()) return 0;
     for (size_t i = 0; i < s->nctx; i++)
         if (s->ctx_rows[i].ctx != NVTXCORR_CONTEXT_ROOT) return 1;
     return 0;
