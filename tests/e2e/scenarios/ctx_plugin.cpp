@@ -9,7 +9,7 @@ struct plugin_domain {
 };
 
 extern "C" __attribute__((visibility("default"))) int ctx_plugin_step(CUfunction f, CUstream s,
-                                                                       int *levels)
+                                                                      int *levels)
 {
     static nvtx3::registered_string_in<plugin_domain> op{"plugin.op"};
     nvtx3::event_attributes attr{op};
