@@ -109,8 +109,16 @@ uint32_t nvtxcorr_context_child_hashed(uint32_t parent, const char *text, size_t
     size_t at;
     uint32_t v = find(parent, h, text, len, &at);
     if (NVTXCORR_LIKELY(v != 0)) return v - 1;
+    /* A push from a signal handler that interrupted this thread's own insertion must not wait
+     * for the lock it holds (nor malloc inside malloc): that path counts as [other]. */
+    static __thread int inserting;
+    if (inserting) {
+        atomic_fetch_add_explicit(&nvtxcorr_context_counts.other, 1, memory_order_relaxed);
+        return NVTXCORR_CONTEXT_OTHER;
+    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, at_fork);
+    inserting = 1;
     pthread_mutex_lock(&insert_lock);
     uint32_t id = NVTXCORR_CONTEXT_OTHER;
     v = find(parent, h, text, len, &at); /* made meanwhile? */
@@ -130,6 +138,7 @@ uint32_t nvtxcorr_context_child_hashed(uint32_t parent, const char *text, size_t
         atomic_store_explicit(&slots[at], id + 1, memory_order_release);
     }
     pthread_mutex_unlock(&insert_lock);
+    inserting = 0;
     if (id == NVTXCORR_CONTEXT_OTHER)
         atomic_fetch_add_explicit(&nvtxcorr_context_counts.other, 1, memory_order_relaxed);
     return id;
