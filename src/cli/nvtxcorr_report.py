@@ -3,8 +3,9 @@
 
   nvtxcorr_report.py stat --library LIB [-o FILE|-] [--format F] [-f] [--top N|all]
                           [--sort gpu|cpu|launches] [--trace FILE] -- command [args...]
-  nvtxcorr_report.py report [--by label|kernel|process|rank] [--top N|all] [--sort ...]
-                            [--csv|--json|--format F|--suggest|--hatchet] FILE.json...
+  nvtxcorr_report.py report [--by label|kernel|process|rank|context] [--top N|all] [--sort ...]
+                            [--depth N] [--focus REGEX]
+                            [--csv|--json|--format F|--suggest|--hatchet|--folded] FILE.json...
 
 `stat` runs the command with libnvtxcorr.so in profile mode (every process it starts writes
 its own summary into a private directory), then merges the summaries and prints the text
@@ -12,7 +13,9 @@ table on stderr, like `perf stat`; its exit status is the command's (128+N after
 `report` merges summaries written with NVTXCORR_PROFILE=...%p.json and prints a table on
 stdout. The summary format and the merge rules are in docs/profile.md: counters add up,
 minimum and maximum are taken, and percentiles come from the summed histograms, so a merge is
-exact up to the histogram's bucket width. The launcher (src/cli/nvtxcorr) calls this file.
+exact up to the histogram's bucket width. `--by context` and `--folded` merge the summaries'
+`contexts` rows (program context, docs/profile.md). The launcher (src/cli/nvtxcorr) calls this
+file.
 """
 import argparse
 import csv
