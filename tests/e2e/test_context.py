@@ -362,3 +362,21 @@ def test_context_report_json_remerges(env):
     strip = lambda rows: sorted((tuple(x["context"]), x["label"], x["launches"], x["gpu_ns"],
                                  x["gpu_kernels"]) for x in rows)
     check(strip(a) == strip(b) and a, f"re-merged {strip(a)[:3]} vs {strip(b)[:3]}")
+
+
+@scenario
+def test_context_graph_made_before_cupti(env):
+    """A graph built (cuGraphAddKernelNode) before the first launch, so before CUPTI started:
+    its nodes' capture context is unknown, their kernels count under the graph launch's path
+    (serve/step, graph label), and context_note says why and for how many."""
+    replays = 3
+    _, summary, _ = profiled(env, [env.prog("scn_context"), "early", str(replays)])
+    graph = summary["graphs"][0]["label"]
+    got = {k: (r["launches"], r["gpu_kernels"], r["gpu_ns"]) for k, r in rows(summary).items()}
+    want = {(("serve/step",), graph): (replays, 0, 0),
+            (("serve/step", graph), "gemm_kernel"): (0, 2 * replays,
+                                                     2 * replays * ns("gemm_kernel"))}
+    check(got == want, f"contexts: {got}")
+    note = summary["context_note"] or ""
+    check(note.startswith(f"{2 * replays} graph operations") and "before CUPTI started" in note,
+          f"context_note: {note!r}")

@@ -13,6 +13,9 @@
  *                               ranges 40 deep, a launch under each of 70,000 distinct paths
  *   scn_context bench N         N push/pop pairs, timed: "pushpop_ex_ns <per pair>" (a
  *                               registered string in a domain) and "pushpop_a_ns" (ASCII)
+ *   scn_context early N         a graph of two gemm_kernel nodes built with cuGraphAddKernelNode
+ *                               under "built", before any launch (so before CUPTI starts),
+ *                               replayed N times under serve/step
  *   scn_context launches N      N launches of one kernel inside two ranges, timed:
  *                               "launch_ns <per launch>" (tests/bench/context_bench.py)
  */
@@ -243,6 +246,29 @@ static int bench(long n)
     return 0;
 }
 
+static int early(CUstream s, int n)
+{
+    CUfunction gemm = fn("gemm_kernel");
+    CUgraph g;
+    CUgraphNode nodes[2];
+    CUDA_KERNEL_NODE_PARAMS p = {0};
+    p.func = gemm, p.gridDimX = p.gridDimY = p.gridDimZ = 1;
+    p.blockDimX = p.blockDimY = p.blockDimZ = 1;
+    CHECK("create", cuGraphCreate(&g, 0));
+    nvtxRangePushA("built");
+    for (int i = 0; i < 2; i++)
+        CHECK("add", cuGraphAddKernelNode(&nodes[i], g, i ? nodes : NULL, (size_t)i, &p));
+    nvtxRangePop();
+    CUgraphExec e;
+    CHECK("instantiate", cuGraphInstantiateWithFlags(&e, g, 0));
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA("serve/step");
+        CHECK("replay", cuGraphLaunch(e, s));
+        nvtxRangePop();
+    }
+    return 0;
+}
+
 static int launches(CUstream s, long n)
 {
     CUfunction add = fn("add1");
@@ -275,6 +301,8 @@ int main(int argc, char **argv)
         rc = threads(s, argc > 2 ? atoi(argv[2]) : 4, argc > 3 ? atoi(argv[3]) : 10);
     else if (!strcmp(mode, "hostile"))
         rc = hostile(s);
+    else if (!strcmp(mode, "early"))
+        rc = early(s, argc > 2 ? atoi(argv[2]) : 2);
     else if (!strcmp(mode, "launches"))
         rc = launches(s, argc > 2 ? atol(argv[2]) : 1000000);
     cuStreamSynchronize(s);
