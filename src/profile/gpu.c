@@ -230,7 +230,7 @@ static void attribute(const op_t *op, uint64_t ext)
         nvtxcorr_prof_trace_gpu(
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
             launch, op->device, op->stream, nvtxcorr_prof_gpu_trace_ns(op->start), ns,
-            launch ? ext : 0);
+            launch ? ext : 0, ctx);
 }
 
 static int lookup(uint32_t corr, uint64_t *ext)

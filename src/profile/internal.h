@@ -403,10 +403,12 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
                                                    const nvtxcorr_label_t *label);
 int nvtxcorr_prof_stats_prepare(void);
 void nvtxcorr_prof_stats_init(void);
-/* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
+/* trace.c: one GPU operation on its device/stream track, with the arrow from its launch and
+ * its program context (args "context", when not []). */
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
                              const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
+                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext,
+                             uint32_t ctx);
 /* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);

@@ -571,9 +571,33 @@ static const char *label_of(const nvtxcorr_profile_site_t *s)
  * stream, correlation and External id (the memory operations named as CUPTI's records are in
  * Kineto, "Memcpy ..."/"Memset ...", which HTA tells from kernels by); then the launch's
  * label as a gpu_user_annotation of exactly its span, and the arrow's end. */
+/* `,"context":["outer",...,"inner"]`: the operation's program context (docs/profile.md,
+ * Program context), whole elements only, within CONTEXT_ARG_MAX bytes (an event fits a page). */
+enum { CONTEXT_ARG_MAX = 400 };
+static size_t fmt_context(char *p, uint32_t ctx)
+{
+    if (ctx == NVTXCORR_CONTEXT_ROOT) return 0;
+    uint32_t path[NVTXCORR_CONTEXT_PATH_MAX];
+    unsigned depth = nvtxcorr_context_path(ctx, path, NVTXCORR_CONTEXT_PATH_MAX);
+    size_t n = 0;
+    PUT(",\"context\":[");
+    for (unsigned i = 0; i < depth; i++) {
+        char e[NVTXCORR_CONTEXT_ELEMENT_MAX * 6 + 8];
+        size_t len = nvtxcorr_fmt_json(e, sizeof e, nvtxcorr_context_name(path[i]));
+        if (n + len + 4 > CONTEXT_ARG_MAX) break;
+        if (i) p[n++] = ',';
+        p[n++] = '"';
+        memcpy(p + n, e, len), n += len;
+        p[n++] = '"';
+    }
+    p[n++] = ']';
+    return n;
+}
+
 static size_t fmt_gpu_kineto(char *p, const nvtxcorr_profile_site_t *s,
                              const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
+                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext,
+                             uint32_t ctx)
 {
     size_t n = 0;
     int memcpy_op = strcmp(s->name, "[memcpy]") == 0, memset_op = strcmp(s->name, "[memset]") == 0;
@@ -605,6 +629,7 @@ static size_t fmt_gpu_kineto(char *p, const nvtxcorr_profile_site_t *s,
         n += fmt_corr(p + n, ext);
     }
     size_t ids_end = n;
+    n += fmt_context(p + n, ctx);
     PUT("}}");
     if (launch == NULL) return n; /* an operation whose launch is not known has no label */
     PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
@@ -626,7 +651,8 @@ static size_t fmt_gpu_kineto(char *p, const nvtxcorr_profile_site_t *s,
 
 void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
                              const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
+                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext,
+                             uint32_t ctx)
 {
     if (s == NULL || !nvtxcorr_profile_tracing()) return;
     if (kineto) nvtxcorr_prof_kineto_devices(); /* once, while the driver is known to be up */
@@ -637,13 +663,15 @@ void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
     prof_thread_t *t;
     size_t n = 0;
     if (kineto) {
-        n = fmt_gpu_kineto(p, s, launch, device, stream, start_ns, dur_ns, ext);
+        n = fmt_gpu_kineto(p, s, launch, device, stream, start_ns, dur_ns, ext, ctx);
     } else {
         PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"");
         n += nvtxcorr_fmt_json(p + n, 1000, label_of(s));
         PUT("\",\"args\":{\"kernel\":\"");
         n += nvtxcorr_fmt_json(p + n, 2000, s->name);
-        PUT("\"}");
+        p[n++] = '"';
+        n += fmt_context(p + n, ctx);
+        p[n++] = '}';
         size_t where = n;
         n += fmt_gpu_where(p + n, device, stream);
         size_t where_len = n - where;

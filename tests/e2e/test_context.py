@@ -380,3 +380,29 @@ def test_context_graph_made_before_cupti(env):
     note = summary["context_note"] or ""
     check(note.startswith(f"{2 * replays} graph operations") and "before CUPTI started" in note,
           f"context_note: {note!r}")
+
+
+@scenario
+def test_context_in_trace(env):
+    """The trace's GPU operations carry their program context in args (both forms): each
+    kernel event's "context" is its row's path, [] left out; the kernels by path match the
+    summary's rows."""
+    from harness import load_trace
+    for name in ("t.json", "t.trace"):
+        tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-trace-")
+        trace = os.path.join(tmp, name)
+        _, summary, _ = profiled(env, [env.prog("scn_context"), "decode", "2"],
+                                 extra={"NVTXCORR_TRACE": trace})
+        # GPU operations: Kineto's kernel/gpu_memset slices, chrome's "gpu" ones (there a
+        # launch may be cat "kernel")
+        cats = ("kernel", "gpu_memset") if name.endswith(".json") else ("gpu",)
+        gpu = [e for e in load_trace(trace) if e.get("ph") == "X" and e.get("cat") in cats]
+        got = {}
+        for e in gpu:
+            key = tuple(e["args"].get("context", []))
+            got[key] = got.get(key, 0) + 1
+        want = {}
+        for r in summary["contexts"]:
+            if r["gpu_kernels"]:
+                want[tuple(r["context"])] = want.get(tuple(r["context"]), 0) + r["gpu_kernels"]
+        check(got == want, f"{name}: kernels by context in the trace {got}, summary {want}")
