@@ -243,9 +243,9 @@ static void tell(int push, const char *domain, const char *message)
 /* ---- the stack ---- */
 static int push(nvtxDomainHandle_t d, const element_t *e)
 {
+    if (d != NULL && d->magic != MAGIC_DOMAIN) return -1; /* not a handle of ours */
     const char *dname = d ? d->name : "";
     int context = d ? d->context : default_is_context;
-    if (d != NULL && d->magic != MAGIC_DOMAIN) return -1; /* not a handle of ours */
     nvtxcorr_context_thread_t *t = &nvtxcorr_context_self;
     int level = (int)t->depth;
     if (context) {
