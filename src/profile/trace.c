@@ -367,18 +367,15 @@ static void gpu_track_name(uint32_t device, uint32_t stream)
     commit(t, n);
 }
 
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
-                             const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
+void nvtxcorr_prof_trace_gpu(const prof_trace_op_t *op)
 {
-    if (s == NULL || !nvtxcorr_profile_tracing()) return;
-    gpu_track_name(device, stream);
-    /* Formatted here first and reserved at its length: the worst case (3,900 bytes, for names
+    if (op->site == NULL || !nvtxcorr_profile_tracing()) return;
+    gpu_track_name(op->device, op->stream);
+    /* Formatted here first and reserved at its length: the worst case (3,750 bytes, for names
      * escaped six bytes a character) would leave most of each page blank. */
-    char p[3900];
+    char p[PROF_TRACE_EVENT_MAX];
     prof_thread_t *t;
-    prof_trace_op_t op = {s, launch, device, stream, start_ns, dur_ns, ext};
-    size_t n = form->gpu(p, &op);
+    size_t n = form->gpu(p, op);
     char *room = reserve(&t, n);
     if (room == NULL) return;
     memcpy(room, p, n);

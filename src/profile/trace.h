@@ -18,15 +18,6 @@
 /* Appends a string literal at p + n. */
 #define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
 
-/* One GPU operation as the trace writes it (gpu.c fills it from CUPTI's record). */
-typedef struct prof_trace_op {
-    const nvtxcorr_profile_site_t *site;   /* the kernel's own site ("[memcpy]", "[memset]") */
-    const nvtxcorr_profile_site_t *launch; /* the launch's site, or NULL when unknown */
-    uint32_t device, stream;
-    uint64_t start_ns, dur_ns; /* on the trace's clock */
-    uint64_t ext;              /* the launch's external correlation id, or 0 */
-} prof_trace_op_t;
-
 typedef struct prof_trace_form {
     /* The file's start, up to where the first event goes (at most 512 bytes). */
     size_t (*head)(char *p);
@@ -36,7 +27,8 @@ typedef struct prof_trace_form {
     /* A launch's events after its site's prefix (at most 800 bytes). */
     size_t (*launch)(char *p, prof_thread_t *t, const nvtxcorr_profile_launch_t *pl,
                      const char *api, unsigned gx, unsigned gy, unsigned gz);
-    /* A GPU operation's events (at most 3,900 bytes); its track is named already. */
+    /* A GPU operation's events (at most PROF_TRACE_EVENT_MAX bytes); its track is named
+     * already. */
     size_t (*gpu)(char *p, const prof_trace_op_t *op);
     /* What follows the events at a normal close (at most `size` bytes). */
     size_t (*tail)(char *p, size_t size);

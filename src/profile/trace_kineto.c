@@ -117,10 +117,50 @@ static size_t kineto_launch(char *p, prof_thread_t *t, const nvtxcorr_profile_la
     return n;
 }
 
+static size_t fmt_dim3(char *p, const uint32_t v[3])
+{
+    size_t n = 0;
+    p[n++] = '[';
+    n += nvtxcorr_fmt_u64(p + n, v[0]);
+    p[n++] = ',';
+    n += nvtxcorr_fmt_u64(p + n, v[1]);
+    p[n++] = ',';
+    n += nvtxcorr_fmt_u64(p + n, v[2]);
+    p[n++] = ']';
+    return n;
+}
+
+/* A GPU operation's own args after its ids, as Kineto names them (libkineto/src/
+ * CuptiActivity.h, the names in libkineto/include/MetadataFieldCatalog.h): a kernel's "grid"
+ * and "block" as [x, y, z] arrays, and on a kernel, memcpy or memset of a graph replay
+ * "graph id" and "graph node id" (Kineto writes these 0 outside a graph: left out here). HTA
+ * reads "grid" and "block" as objects (hta/configs/event_args_formats/event_args_1.0.0.yaml,
+ * threads::grid and threads::block, in ParserConfig's ARGS_COMPLETE); Perfetto shows every
+ * arg. Another arg of the GPU operations goes here (an operation's events, names escaped at
+ * their limits, take at most about 3,750 of the PROF_TRACE_EVENT_MAX bytes they may). */
+static size_t fmt_op_args(char *p, const prof_trace_op_t *op)
+{
+    const prof_gpu_shape_t *s = op->shape;
+    size_t n = 0;
+    if (s->grid[0]) {
+        PUT(",\"grid\":");
+        n += fmt_dim3(p + n, s->grid);
+        PUT(",\"block\":");
+        n += fmt_dim3(p + n, s->block);
+    }
+    if (s->graph_id) {
+        PUT(",\"graph id\":");
+        n += nvtxcorr_fmt_u64(p + n, s->graph_id);
+        PUT(",\"graph node id\":");
+        n += nvtxcorr_fmt_u64(p + n, s->graph_node_id);
+    }
+    return n;
+}
+
 /* Kineto's GPU operation: a "kernel", "gpu_memcpy" or "gpu_memset" slice with args device,
- * stream, correlation and External id (the memory operations named as CUPTI's records are in
- * Kineto, "Memcpy ..."/"Memset ...", which HTA tells from kernels by); then the launch's
- * label as a gpu_user_annotation of exactly its span, and the arrow's end. */
+ * stream, correlation, External id and fmt_op_args's (the memory operations named as CUPTI's
+ * records are in Kineto, "Memcpy ..."/"Memset ...", which HTA tells from kernels by); then the
+ * launch's label as a gpu_user_annotation of exactly its span, and the arrow's end. */
 static size_t kineto_gpu(char *p, const prof_trace_op_t *op)
 {
     const nvtxcorr_profile_site_t *s = op->site;
@@ -156,6 +196,7 @@ static size_t kineto_gpu(char *p, const prof_trace_op_t *op)
         n += fmt_corr(p + n, ext);
     }
     size_t ids_end = n;
+    n += fmt_op_args(p + n, op);
     PUT("}}");
     if (op->launch == NULL) return n; /* an operation whose launch is not known has no label */
     PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");

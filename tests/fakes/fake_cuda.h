@@ -246,7 +246,8 @@ static inline int fk_graph_valid(CUgraph g)
 /* ---- activity side channel (fakecuda.h) ---------------------------------------------------- */
 
 extern _Atomic(fakecuda_activity_fn) fk_activity;
-void fk_report_kernel(CUfunction f, const struct fk_stream *s);
+void fk_report_kernel(CUfunction f, const struct fk_stream *s, const unsigned grid[3],
+                      const unsigned block[3]);
 void fk_report_graph(CUgraphExec exec, const struct fk_stream *s);
 
 /* ---- misc ------------------------------------------------------------------------------------ */
