@@ -217,20 +217,40 @@ static void record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_KERNEL, k->name, k->correlationId, k->deviceId,   k->streamId,
-                             k->start,        k->end,  k->graphId != 0,  k->graphNodeId};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_KERNEL,
+                             .name = k->name,
+                             .corr = k->correlationId,
+                             .device = k->deviceId,
+                             .stream = k->streamId,
+                             .start = k->start,
+                             .end = k->end};
+        op.shape = (prof_gpu_shape_t){
+            .grid = {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+            .block = {(uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ},
+            .graph_id = k->graphId,
+            .graph_node_id = k->graphNodeId};
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_MEMCPY, NULL,   m->correlationId, m->deviceId,   m->streamId,
-                             m->start,        m->end, m->graphId != 0,  m->graphNodeId};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_MEMCPY,
+                             .corr = m->correlationId,
+                             .device = m->deviceId,
+                             .stream = m->streamId,
+                             .start = m->start,
+                             .end = m->end};
+        op.shape = (prof_gpu_shape_t){.graph_id = m->graphId, .graph_node_id = m->graphNodeId};
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_MEMSET, NULL,   m->correlationId, m->deviceId,   m->streamId,
-                             m->start,        m->end, m->graphId != 0,  m->graphNodeId};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_MEMSET,
+                             .corr = m->correlationId,
+                             .device = m->deviceId,
+                             .stream = m->streamId,
+                             .start = m->start,
+                             .end = m->end};
+        op.shape = (prof_gpu_shape_t){.graph_id = m->graphId, .graph_node_id = m->graphNodeId};
         break;
     }
     default:

@@ -376,13 +376,20 @@ void nvtxcorr_prof_cupti_fork(nvtxcorr_fork_t phase); /* cupti.c: the spare buff
 /* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
  * begin_buffer and end_buffer. */
 typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;
+/* What CUPTI's record says of an operation besides its time, kept for the trace's GPU events
+ * (Kineto writes them: "grid", "block", "graph id", "graph node id"). In a graph replay
+ * graph_node_id is the *executable* graph's node (CUPTI's graphNodeId). */
+typedef struct prof_gpu_shape {
+    uint32_t grid[3], block[3]; /* a kernel's; 0 for a memcpy or memset */
+    uint32_t graph_id;          /* CUPTI's graphId: 0 outside a graph replay */
+    uint64_t graph_node_id;
+} prof_gpu_shape_t;
 typedef struct prof_gpu_op {
     prof_gpu_op_kind_t kind;
     const char *name; /* a kernel's, as CUPTI gives it (NULL: unknown) */
     uint32_t corr, device, stream;
     uint64_t start, end;
-    int graph;     /* a node of a graph replay */
-    uint64_t node; /* its graphNodeId: the exec's node */
+    prof_gpu_shape_t shape; /* shape.graph_id != 0: a node of a graph replay */
 } prof_gpu_op_t;
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
 /* CUPTI's correlation id corr was made under nvtxcorr's external id ext. */
@@ -405,10 +412,16 @@ int nvtxcorr_prof_stats_prepare(void);
 void nvtxcorr_prof_stats_init(void);
 /* trace.c: one GPU operation on its device/stream track, with the arrow from its launch and
  * its program context (args "context", when not []). */
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
-                             const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext,
-                             uint32_t ctx);
+typedef struct prof_trace_op {
+    const nvtxcorr_profile_site_t *site;   /* its own site (a kernel's, "[memcpy]", "[memset]") */
+    const nvtxcorr_profile_site_t *launch; /* its launch's site, or NULL when unknown */
+    uint32_t device, stream;
+    uint64_t start_ns, dur_ns; /* on the trace's clock */
+    uint64_t ext;              /* the launch's external correlation id, or 0 */
+    const prof_gpu_shape_t *shape;
+    uint32_t ctx; /* its program context (context_stats.c); 0: [] */
+} prof_trace_op_t;
+void nvtxcorr_prof_trace_gpu(const prof_trace_op_t *op);
 /* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);

@@ -250,7 +250,8 @@ extern _Atomic(fakecuda_activity_fn) fk_activity;
 /* The node side channel (fakecuda.h): a node created, or the nodes of an exec cloned. */
 void fk_node_created(struct fk_node *n);
 void fk_nodes_cloned(const struct fk_graph *copy, const struct fk_graph *source);
-void fk_report_kernel(CUfunction f, const struct fk_stream *s);
+void fk_report_kernel(CUfunction f, const struct fk_stream *s, const unsigned grid[3],
+                      const unsigned block[3]);
 void fk_report_graph(CUgraphExec exec, const struct fk_stream *s);
 
 /* ---- misc ------------------------------------------------------------------------------------ */

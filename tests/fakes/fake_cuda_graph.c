@@ -493,8 +493,11 @@ static void fk_collect(const struct fk_graph *g, uint32_t id, const struct fk_st
         } else if ((x->type == CU_GRAPH_NODE_TYPE_KERNEL || x->type == CU_GRAPH_NODE_TYPE_MEMSET) &&
                    *n < cap) {
             const struct fk_func *f = (const struct fk_func *)x->func;
-            ops[(*n)++] = (fakecuda_op_t){x->type == CU_GRAPH_NODE_TYPE_KERNEL ? f->name : NULL, s,
-                                          id, x->id};
+            int kernel = x->type == CU_GRAPH_NODE_TYPE_KERNEL;
+            fakecuda_op_t *op = &ops[(*n)++];
+            *op = (fakecuda_op_t){kernel ? f->name : NULL, s, id, x->id, {0}, {0}};
+            if (kernel) memcpy(op->grid, x->grid, sizeof op->grid);
+            if (kernel) memcpy(op->block, x->block, sizeof op->block);
         }
     }
 }

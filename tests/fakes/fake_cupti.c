@@ -8,7 +8,10 @@
  * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
  * has an external id pushed (only with DRIVER records on: CUPTI emits it before an API
  * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
- * per memset node of a graph), all with one new correlation id. Durations are deterministic:
+ * per memset node of a graph), all with one new correlation id. A kernel record carries the
+ * grid and block it was launched with (a graph's kernel node: its parameters); in a graph
+ * replay every record carries graphId (the executable graph's number, from 1) and
+ * graphNodeId (the node's position in the graph, from 1). Durations are deterministic:
  * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
  * each other on one GPU timeline that starts no earlier than the launch.
  *
@@ -355,7 +358,10 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
         k->correlationId = corr;
         k->name = ops[i].name; /* the fake driver keeps names for the process's life */
         k->graphId = ops[i].graph_id, k->graphNodeId = ops[i].node_id;
-        k->gridX = k->gridY = k->gridZ = 1;
+        k->gridX = (int32_t)ops[i].grid[0], k->gridY = (int32_t)ops[i].grid[1];
+        k->gridZ = (int32_t)ops[i].grid[2];
+        k->blockX = (int32_t)ops[i].block[0], k->blockY = (int32_t)ops[i].block[1];
+        k->blockZ = (int32_t)ops[i].block[2];
     }
 }
 

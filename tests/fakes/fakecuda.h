@@ -35,6 +35,7 @@ typedef struct fakecuda_op {
     const void *stream; /* the stream the launch resolved to */
     unsigned graph_id;  /* 0 outside a graph; otherwise the executable graph's number, from 1 */
     unsigned long long node_id; /* graph node: the exec's node's id (fakecuda_node_id) */
+    unsigned grid[3], block[3]; /* a kernel's, as launched (or its node's); 0 for a memset */
 } fakecuda_op_t;
 typedef void (*fakecuda_activity_fn)(const fakecuda_op_t *ops, size_t n);
 void fakecuda_set_activity_hook(fakecuda_activity_fn fn);
