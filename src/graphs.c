@@ -22,12 +22,13 @@
 static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-sized integer */
 static _Atomic unsigned instantiations;
 
-/* Graph labels usually embed the ordinal, so each instantiation has a label of its own. They
- * are owned per exec and recycled through a free list when the exec is destroyed or updated,
- * so a program that instantiates in a loop does not grow. (A launch racing with a destroy of
- * the same exec, which CUDA forbids, could see a recycled label: valid memory, wrong text.) */
+/* Graph labels usually embed the ordinal, so each instantiation has a label of its own. Their
+ * records (nvtxcorr.h: the label, no names, profile mode's site slot) are owned per exec and
+ * recycled through a free list when the exec is destroyed or updated, so a program that
+ * instantiates in a loop does not grow. (A launch racing with a destroy of the same exec, which
+ * CUDA forbids, could see a recycled label: valid memory, wrong text.) */
 typedef struct graph_label {
-    nvtxcorr_label_t label;
+    nvtxcorr_record_t record; /* first: the map value */
     char text[NVTXCORR_LABEL_MAX];
     struct graph_label *next_free;
 } graph_label_t;
@@ -214,13 +215,14 @@ static const nvtxcorr_label_t *install_label(CUgraphExec exec, const nvtxcorr_gr
     const nvtxcorr_label_t *l = NULL;
     if (g) {
         snprintf(g->text, sizeof g->text, "%s", res.label);
-        nvtxcorr_label_init(&g->label, g->text, res.has_color, res.color, res.category, res.skip);
-        l = &g->label;
+        nvtxcorr_label_init(&g->record.label, g->text, res.has_color, res.color, res.category,
+                            res.skip);
+        atomic_store_explicit(&g->record.site, NULL, memory_order_relaxed); /* a recycled one's */
+        l = &g->record.label;
     }
     graph_label_t *old = nvtxcorr_map_get(&owned, exec);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, nvtxcorr_label_value(l));
     nvtxcorr_map_put(&owned, exec, g);
-    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_GRAPH, exec);
     label_give_back(old);
     return l;
 }
@@ -316,7 +318,6 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
     nvtxcorr_map_put(&ordinals, exec, NULL);
     nvtxcorr_map_put(&nvtxcorr_graph_labels, exec, NULL);
     nvtxcorr_map_put(&owned, exec, NULL);
-    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_GRAPH, exec);
     label_give_back(old);
 }
 
@@ -324,12 +325,22 @@ void nvtxcorr_graph_destroyed(CUgraphExec exec)
  * see): one shared label, not cached per handle, so a later instantiation still wins. */
 const void *nvtxcorr_graph_label_slow(const void *exec)
 {
-    static const nvtxcorr_label_t *_Atomic unknown;
+    static nvtxcorr_record_t *_Atomic unknown;
     (void)exec;
-    const nvtxcorr_label_t *l = atomic_load_explicit(&unknown, memory_order_acquire);
-    if (l == NULL) {
-        l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
-        atomic_store_explicit(&unknown, l, memory_order_release);
+    nvtxcorr_record_t *r = atomic_load_explicit(&unknown, memory_order_acquire);
+    if (r == NULL) {
+        const nvtxcorr_label_t *l = nvtxcorr_label_make("graph#?", 0, 0, NULL, 0);
+        nvtxcorr_record_t *fresh = l ? calloc(1, sizeof *fresh) : NULL;
+        if (fresh == NULL) return NULL; /* out of memory: no range */
+        fresh->label = *l;
+        nvtxcorr_record_t *expected = NULL; /* two first launches at once: one record stays */
+        if (atomic_compare_exchange_strong_explicit(&unknown, &expected, fresh,
+                                                    memory_order_acq_rel, memory_order_acquire))
+            r = fresh;
+        else {
+            free(fresh);
+            r = expected;
+        }
     }
-    return nvtxcorr_label_value(l);
+    return nvtxcorr_record_value(r);
 }

@@ -87,7 +87,8 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
                 nvtxcorr_thread.depth--;                                                           \
                 return real args;                                                                  \
             }                                                                                      \
-            NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, map, key, stream, ptsz, grid, #sym);      \
+            NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, slow, map, key, stream, ptsz, grid,       \
+                                    #sym);                                                         \
         }                                                                                          \
         const nvtxcorr_label_t *pushed =                                                           \
             nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \

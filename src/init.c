@@ -38,26 +38,14 @@ void nvtxcorr_passed_while_starting(void)
     atomic_fetch_add_explicit(&nvtxcorr_launches_while_starting, 1, memory_order_relaxed);
 }
 
-/* The listeners of the core's slow-path events (nvtxcorr.h): set once, by profile mode's
- * initialisation, before the mode says PROFILE; read with acquire, so a listener's own state
+/* The listener of the core's graph event (nvtxcorr.h): set once, by profile mode's
+ * initialisation, before the mode says PROFILE; read with acquire, so the listener's own state
  * is seen set up. */
-static _Atomic(nvtxcorr_forget_fn) forget_listener;
 static _Atomic(nvtxcorr_graph_event_fn) graph_listener;
-
-void nvtxcorr_on_handles_forgotten(nvtxcorr_forget_fn fn)
-{
-    atomic_store_explicit(&forget_listener, fn, memory_order_release);
-}
 
 void nvtxcorr_on_graph_event(nvtxcorr_graph_event_fn fn)
 {
     atomic_store_explicit(&graph_listener, fn, memory_order_release);
-}
-
-void nvtxcorr_handles_forgotten(nvtxcorr_handle_kind_t kind, const void *key)
-{
-    nvtxcorr_forget_fn fn = atomic_load_explicit(&forget_listener, memory_order_acquire);
-    if (fn) fn(kind, key);
 }
 
 int nvtxcorr_graph_event_wanted(void)

@@ -1,7 +1,7 @@
-/* Kernel labels: the slow path taken once per distinct function handle. It finds the
+/* Kernel records: the slow path taken once per distinct function handle. It finds the
  * kernel's raw name, turns it into the three matchable names, asks the label table, and
- * caches the interned label under the handle, so later launches of that handle only do a
- * lock-free map lookup.
+ * caches the handle's record (label, raw and base names: nvtxcorr.h) under the handle, so
+ * later launches of that handle, in every mode, only do a lock-free map lookup.
  *
  * Names come from the driver (cuFuncGetName / cuKernelGetName, CUDA 12.3+) where it has them;
  * on older drivers from the names the program itself passed to cuModuleGetFunction,
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "labels.h"
+#include "names.h"
 #include "nvtxcorr.h"
 
 nvtxcorr_map_t nvtxcorr_function_labels;
@@ -42,10 +43,7 @@ void nvtxcorr_track_name(const void *handle, const char *name)
     if (copy)
         nvtxcorr_map_put(&tracked_names, handle, copy); /* a replaced name is kept: a reader
                                                            may hold it */
-    if (old) {
-        nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
-        nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_FUNCTION, handle);
-    }
+    if (old) nvtxcorr_map_put(&nvtxcorr_function_labels, handle, NULL);
 }
 
 void nvtxcorr_track_alias(const void *function, const void *kernel)
@@ -56,13 +54,11 @@ void nvtxcorr_track_alias(const void *function, const void *kernel)
 /* A module or library was unloaded: its CUfunction and CUkernel handles, and the host stubs
  * of a plugin that registered it (dlclosed, its fat binary unregistered), may come back at
  * the same addresses for other kernels. Both caches are dropped; live handles are simply
- * looked up again. */
+ * looked up again (and find their interned record, profile mode's site with it). */
 void nvtxcorr_forget_functions(void)
 {
     nvtxcorr_map_clear_values(&nvtxcorr_function_labels);
     nvtxcorr_map_clear_values(&nvtxcorr_host_labels);
-    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_FUNCTION, NULL);
-    nvtxcorr_handles_forgotten(NVTXCORR_HANDLE_HOST, NULL);
 }
 
 static int copy_name(const char *name, char *buf, size_t size)
@@ -149,6 +145,79 @@ const nvtxcorr_label_t *nvtxcorr_label_for_name(const char *mangled)
     return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
+/* Kernel records interned by (raw name, label), in a chained hash table that doubles when it
+ * averages two per bucket; guarded by match_lock, which every caller holds already. Never
+ * freed: a reader may hold one, and a reloaded module's kernels find theirs again. */
+typedef struct record_entry {
+    nvtxcorr_record_t record;
+    struct record_entry *next;
+    const nvtxcorr_label_t *interned; /* the label copied (emit.c's, unique per label) */
+    uint64_t hash;
+} record_entry_t;
+
+static record_entry_t **records;
+static size_t record_buckets, record_count;
+
+static void records_grow(void)
+{
+    size_t n = record_buckets ? record_buckets * 2 : 1024;
+    record_entry_t **nb = calloc(n, sizeof *nb);
+    if (nb == NULL) return; /* the old table stays */
+    for (size_t i = 0; i < record_buckets; i++)
+        for (record_entry_t *e = records[i], *next; e; e = next) {
+            next = e->next;
+            e->next = nb[e->hash & (n - 1)];
+            nb[e->hash & (n - 1)] = e;
+        }
+    free(records);
+    records = nb;
+    record_buckets = n;
+}
+
+/* Caller holds match_lock. NULL when out of memory (or no label). */
+static nvtxcorr_record_t *record_intern(const char *raw, const char *base,
+                                        const nvtxcorr_label_t *l)
+{
+    if (l == NULL) return NULL;
+    uint64_t h = nvtxcorr_hash_str(raw) ^ ((uint64_t)(uintptr_t)l * 0x9E3779B97F4A7C15ull);
+    if (record_count >= record_buckets * 2) records_grow();
+    if (records == NULL) return NULL;
+    record_entry_t *e;
+    for (e = records[h & (record_buckets - 1)]; e; e = e->next)
+        if (e->hash == h && e->interned == l && !strcmp(e->record.raw, raw)) return &e->record;
+    size_t nr = strlen(raw) + 1, nb = strlen(base) + 1;
+    if ((e = calloc(1, sizeof *e + nr + nb)) == NULL) return NULL;
+    char *names = (char *)(e + 1);
+    memcpy(names, raw, nr);
+    memcpy(names + nr, base, nb);
+    e->record.label = *l; /* a copy: the attributes the launch pushes are the record's own */
+    e->record.raw = names;
+    e->record.base = names + nr;
+    e->interned = l;
+    e->hash = h;
+    e->next = records[h & (record_buckets - 1)];
+    records[h & (record_buckets - 1)] = e;
+    record_count++;
+    return &e->record;
+}
+
+/* The record of a kernel by raw name: names, label-table match, interned label and record. */
+static nvtxcorr_record_t *record_for_name(const char *mangled)
+{
+    char storage[3 * 1024];
+    nvtxcorr_kernel_names_t names;
+    nvtxcorr_label_result_t res;
+    nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
+    nvtxcorr_match_lock();
+    nvtxcorr_labels_match_kernel(nvtxcorr_label_table(), &names, &res);
+    /* Under match_lock: emit.c's lock comes after it in the fork order (nvtxcorr.h). */
+    const nvtxcorr_label_t *l =
+        nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
+    nvtxcorr_record_t *r = record_intern(mangled, names.function, l);
+    nvtxcorr_match_unlock();
+    return r;
+}
+
 typedef struct lookup_job {
     const void *key;
     int host; /* a runtime host stub, else a CUfunction / CUkernel */
@@ -162,7 +231,7 @@ static void lookup(void *arg)
     const void *key = job->key;
     int named = key && (job->host ? nvtxcorr_host_name(key, name, sizeof name)
                                   : nvtxcorr_function_name(key, name, sizeof name)) == 0;
-    void *v = nvtxcorr_label_value(nvtxcorr_label_for_name(named ? name : NVTXCORR_UNKNOWN_KERNEL));
+    void *v = nvtxcorr_record_value(record_for_name(named ? name : NVTXCORR_UNKNOWN_KERNEL));
     if (key && v)
         nvtxcorr_map_put(job->host ? &nvtxcorr_host_labels : &nvtxcorr_function_labels, key, v);
     job->value = v;

@@ -245,23 +245,18 @@ static inline int nvtxcorr_launch_mode(void)
 
 /* ---- events for profile mode (init.c) ---- */
 /* Slow-path events the core announces without knowing who listens: profile mode registers a
- * function for each while it initialises (nvtxcorr_profile_init). The pointers are atomic,
- * NULL meaning nobody listens, and the event is then a no-op, so the core never calls into
- * src/profile/ for them (the one-way layering of docs/design.md). */
+ * function while it initialises (nvtxcorr_profile_init). The pointer is atomic, NULL meaning
+ * nobody listens, and the event is then a no-op, so the core never calls into src/profile/
+ * for it (the one-way layering of docs/design.md). */
 typedef enum {
     NVTXCORR_HANDLE_FUNCTION,
     NVTXCORR_HANDLE_HOST,
     NVTXCORR_HANDLE_GRAPH
 } nvtxcorr_handle_kind_t;
-/* A handle's label changed or the handle went away (key), or every handle of a kind did (key
- * NULL: a module or library unload). */
-typedef void (*nvtxcorr_forget_fn)(nvtxcorr_handle_kind_t kind, const void *key);
 /* A graph exec was instantiated or updated: the text of its summary (as the graph mark's). */
 typedef void (*nvtxcorr_graph_event_fn)(const char *text);
-void nvtxcorr_on_handles_forgotten(nvtxcorr_forget_fn fn);
 void nvtxcorr_on_graph_event(nvtxcorr_graph_event_fn fn);
-/* What kernels.c and graphs.c call: through the registered function, if any. */
-void nvtxcorr_handles_forgotten(nvtxcorr_handle_kind_t kind, const void *key);
+/* What graphs.c calls: through the registered function, if any. */
 int nvtxcorr_graph_event_wanted(void); /* whether a graph event's text need be made */
 void nvtxcorr_graph_event(const char *text);
 
@@ -288,7 +283,7 @@ extern __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("init
 /* ---- labels ready to push (emit.c) ----
  * A label is what a launch's NVTX range is pushed with: the label table's answer for a
  * kernel or graph (labels.h, nvtxcorr_label_result_t) registered with NVTX, or the default. The
- * maps below hold one per handle, tagged as a map value (nvtxcorr_label_value, _of). */
+ * handle maps hold one first in each handle's record (nvtxcorr_record_t below). */
 typedef struct nvtxcorr_label {
     nvtxEventAttributes_t attr; /* registered string, colour, category */
     int skip;                   /* rule said "-": no range */
@@ -365,14 +360,29 @@ static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value);
 void nvtxcorr_map_clear_values(nvtxcorr_map_t *map);
 
-/* ---- what a launch is keyed by (kernels.c, graphs.c) ---- */
-extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> label */
-extern nvtxcorr_map_t nvtxcorr_host_labels;     /* runtime host stub -> label */
-extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> label */
+/* ---- one record per launch handle (kernels.c, graphs.c) ----
+ * What the handle maps hold: everything known about the handle, derived once at its first
+ * launch (kernels) or instantiation (graphs), so that nobody derives it again. The label
+ * comes first: the launch path reads a map value as the label it pushes (one dereference).
+ * Kernel records are interned by (raw name, label) and never freed, so a handle forgotten and
+ * seen again (a module reloaded) finds its old record; graph records are owned per exec
+ * (graphs.c). `site` is profile mode's slot, opaque here: src/profile/ fills it at the first
+ * launch it counts (a record made afresh starts with it NULL). */
+typedef struct nvtxcorr_record {
+    nvtxcorr_label_t label;
+    const char *raw;  /* kernels: the raw (mangled) name; graphs: NULL */
+    const char *base; /* kernels: the base (function) name; graphs: NULL */
+    void *_Atomic site;
+} nvtxcorr_record_t;
+_Static_assert(offsetof(nvtxcorr_record_t, label) == 0, "a map value is read as its label");
 
-/* Map values are labels, with bit 0 set for a label that says "no range": the launch path
- * then decides without touching the label itself (one cache miss fewer per launch when a
- * program cycles through very many kernels). */
+extern nvtxcorr_map_t nvtxcorr_function_labels; /* CUfunction / CUkernel -> record */
+extern nvtxcorr_map_t nvtxcorr_host_labels;     /* runtime host stub -> record */
+extern nvtxcorr_map_t nvtxcorr_graph_labels;    /* CUgraphExec -> record */
+
+/* Map values are records (or, in emit.c's capture map, labels), with bit 0 set for one whose
+ * label says "no range": the launch path then decides without touching the record itself (one
+ * cache miss fewer per launch when a program cycles through very many kernels). */
 static inline void *nvtxcorr_label_value(const nvtxcorr_label_t *l)
 {
     return (void *)((uintptr_t)l | (uintptr_t)(l && l->skip));
@@ -381,9 +391,17 @@ static inline const nvtxcorr_label_t *nvtxcorr_label_of(const void *value)
 {
     return (const nvtxcorr_label_t *)((uintptr_t)value & ~(uintptr_t)1);
 }
+static inline void *nvtxcorr_record_value(nvtxcorr_record_t *r)
+{
+    return nvtxcorr_label_value(r ? &r->label : NULL);
+}
+static inline nvtxcorr_record_t *nvtxcorr_record_of(const void *value)
+{
+    return (nvtxcorr_record_t *)((uintptr_t)value & ~(uintptr_t)1);
+}
 
-/* The slow path of a launch whose handle has no cached label, one per kind of handle: finds,
- * caches and returns the map value (tagged label). Data flows one way: hook -> label cache ->
+/* The slow path of a launch whose handle has no cached record, one per kind of handle: finds,
+ * caches and returns the map value (tagged record). Data flows one way: hook -> label cache ->
  * (here) label library -> emit. */
 typedef const void *(*nvtxcorr_label_slow_fn)(const void *key);
 const void *nvtxcorr_function_label_slow(const void *f); /* CUfunction / CUkernel (kernels.c) */

@@ -63,9 +63,8 @@ enum {
 struct nvtxcorr_profile_site {
     uint32_t id, label_id; /* label_id: PROF_NO_LABEL for a "-" rule */
     int graph;
-    const nvtxcorr_label_t *label; /* kernels: the interned label, pushed to a tool */
-    const char *name, *function;   /* kernels: raw and base name; graphs: the label */
-    const char *trace_prefix;      /* trace mode: the event's constant part, as JSON */
+    const char *name, *function; /* kernels: raw and base name; graphs: the label */
+    const char *trace_prefix;    /* trace mode: the event's constant part, as JSON */
     size_t trace_prefix_len;
     struct nvtxcorr_profile_site *_Atomic next_in_label;
     /* What the records' 16-bit buckets carried over (prof_record_t), counted only while

@@ -1,9 +1,10 @@
 /* Profile mode's front door: what profile.h declares and the core calls. Start-up
  * (nvtxcorr_profile_prepare, _init) and the fork handler; the launch path (nvtxcorr_profile_begin
- * and _end around the real call); and which site a launch handle counts under, cached per
- * handle kind in a lock-free map like the core's labels, found on the slow-path stack at a
- * handle's first launch and forgotten when the core's label for it changes. What a launch is
- * counted under and the per-thread records it is counted in are stats.c's. */
+ * and _end around the real call); and which site a launch handle counts under, kept in the
+ * site slot of the core's record for the handle (nvtxcorr.h), filled on the slow-path stack at
+ * the record's first launch from the names and label the core derived, so a handle is never
+ * named twice; a handle whose label changes gets a new record, and with it a new slot. What a
+ * launch is counted under and the per-thread records it is counted in are stats.c's. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -14,91 +15,58 @@
 #include "labels.h"
 #include "record.h"
 
-/* CUfunction/CUkernel, host stub and CUgraphExec -> site (nvtxcorr_profile_kind_t order). */
-static nvtxcorr_map_t site_maps[3];
-
-/* The core's label for a handle, found (and cached by the core) on first sight. */
-static const void *label_value(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map, const void *key)
-{
-    const void *v = nvtxcorr_map_get(map, key);
-    if (v) return v;
-    switch (kind) {
-    case NVTXCORR_PROFILE_FUNCTION:
-        return nvtxcorr_function_label_slow(key);
-    case NVTXCORR_PROFILE_HOST:
-        return nvtxcorr_host_label_slow(key);
-    default:
-        return nvtxcorr_graph_label_slow(key);
-    }
-}
-
 typedef struct site_job {
     nvtxcorr_profile_kind_t kind;
-    nvtxcorr_map_t *map;
-    const void *key;
+    nvtxcorr_record_t *record;
+    int skip;
     nvtxcorr_profile_site_t *site;
 } site_job_t;
 
+/* The site of a handle's record, from what the core derived (label, raw and base names), and
+ * kept in the record's site slot. A label that says "-" counts under the kernel's own name. */
 static void site_slow_here(void *arg)
 {
     site_job_t *job = arg;
-    nvtxcorr_profile_kind_t kind = job->kind;
-    const void *key = job->key;
-    const void *v = label_value(kind, job->map, key);
-    const nvtxcorr_label_t *l = nvtxcorr_label_of(v);
-    int skip = ((uintptr_t)v & 1) != 0;
+    nvtxcorr_record_t *r = job->record;
+    const nvtxcorr_label_t *l = job->skip ? NULL : &r->label;
     nvtxcorr_profile_site_t *s;
-    if (kind == NVTXCORR_PROFILE_GRAPH) {
-        const char *text = l ? l->text : "graph#?";
-        s = nvtxcorr_prof_site_intern(1, skip ? "-" : text, skip ? "-" : text, skip ? NULL : l);
+    if (job->kind == NVTXCORR_PROFILE_GRAPH) {
+        const char *text = l ? l->text : "-";
+        s = nvtxcorr_prof_site_intern(1, text, text, l);
     } else {
-        char raw[1024], storage[3 * 1024];
-        nvtxcorr_kernel_names_t names;
-        int named = key && (kind == NVTXCORR_PROFILE_HOST
-                                ? nvtxcorr_host_name(key, raw, sizeof raw)
-                                : nvtxcorr_function_name(key, raw, sizeof raw)) == 0;
-        if (!named) snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
-        nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
-        /* A label that could not be made (out of memory) still counts under the kernel's
-         * default label text. */
-        s = nvtxcorr_prof_site_intern(0, raw, names.function, skip ? NULL : l);
+        s = nvtxcorr_prof_site_intern(0, r->raw, r->base, l);
     }
-    /* Cached only when the core cached the label too: an exec never seen instantiated is
-     * looked up again, so its later instantiation wins (as in graphs.c). */
-    if (s && key && nvtxcorr_map_get(job->map, key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, s);
+    if (s) atomic_store_explicit(&r->site, s, memory_order_release);
     job->site = s;
 }
 
-/* First launch of a handle in profile mode: naming and demangling are deep, so this runs on
- * the slow-path stack, as the core's own first-launch work does. */
-static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr_map_t *map,
-                                          const void *key)
+/* First launch of a record in profile mode: interning a site takes a lock and allocates, and
+ * the trace describes it, so this runs on the slow-path stack, as the core's first-launch work
+ * does. */
+static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr_record_t *r,
+                                          int skip)
 {
-    site_job_t job = {kind, map, key, NULL};
+    site_job_t job = {kind, r, skip, NULL};
     nvtxcorr_on_slow_stack(site_slow_here, &job);
     return job.site;
 }
 
-/* The core's forgotten-handles event (registered by nvtxcorr_profile_init): a handle's label
- * changed or the handle went away (key NULL: every handle of the kind), so its site is found
- * again at its next launch. */
-static void forget(nvtxcorr_handle_kind_t kind, const void *key)
-{
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE) return;
-    if (key == NULL)
-        nvtxcorr_map_clear_values(&site_maps[kind]);
-    else if (nvtxcorr_map_get(&site_maps[kind], key) != NULL)
-        nvtxcorr_map_put(&site_maps[kind], key, NULL);
-}
-
 /* ---- the launch path ---- */
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
-                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz)
+                            nvtxcorr_label_slow_fn slow, nvtxcorr_map_t *map, const void *key,
+                            const void *stream, int ptsz)
 {
-    /* The body entered the depth (nvtxcorr_launch_outermost). */
-    nvtxcorr_profile_site_t *s = nvtxcorr_map_get(&site_maps[kind], key);
-    if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
+    /* The body entered the depth (nvtxcorr_launch_outermost). One lookup: the core's record
+     * for the handle (made by the core's slow path at its first launch) holds the site. */
+    const void *v = nvtxcorr_map_get(map, key);
+    if (NVTXCORR_UNLIKELY(v == NULL)) v = slow(key);
+    nvtxcorr_record_t *r = nvtxcorr_record_of(v);
+    int skip = (uintptr_t)v & 1;
+    nvtxcorr_profile_site_t *s = NULL;
+    if (NVTXCORR_LIKELY(r != NULL)) { /* NULL only when out of memory: not counted */
+        s = atomic_load_explicit(&r->site, memory_order_acquire);
+        if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, r, skip);
+    }
     pl->site = s;
     pl->stream = stream;
     pl->ctx = nvtxcorr_context_now(); /* one thread-local load: the program's open ranges */
@@ -107,14 +75,7 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
         pl->capturing = nvtxcorr_capture_active(stream, ptsz);
     if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
-        const nvtxcorr_label_t *l;
-        if (kind == NVTXCORR_PROFILE_GRAPH) { /* graph labels are owned per exec: ask the core */
-            const void *v = nvtxcorr_map_get(map, key);
-            l = v ? ((uintptr_t)v & 1 ? NULL : nvtxcorr_label_of(v))
-                  : nvtxcorr_label_of(nvtxcorr_graph_label_slow(key));
-        } else {
-            l = s ? s->label : NULL;
-        }
+        const nvtxcorr_label_t *l = skip || r == NULL ? NULL : &r->label;
         if (l && pl->capturing) l = nvtxcorr_capture_adjust(l, stream, ptsz);
         if (l) {
             nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
@@ -218,7 +179,6 @@ int nvtxcorr_profile_init(void)
                                              nvtxcorr_prof_stats_fork, nvtxcorr_prof_cupti_fork,
                                              nvtxcorr_prof_ctx_fork};
     nvtxcorr_on_fork(steps, sizeof steps / sizeof steps[0]);
-    nvtxcorr_on_handles_forgotten(forget);
     /* Whenever trace mode is asked for: a forked child traces again even where the parent's
      * trace stopped (the event itself checks that the trace is on). */
     if (nvtxcorr_config.trace) nvtxcorr_on_graph_event(nvtxcorr_profile_graph_event);

@@ -8,9 +8,10 @@
  *   nvtxcorr_profile_prepare    init.c, once, first thing when initialising
  *   nvtxcorr_profile_init       init.c, once, while initialising (after the NVTX tool)
  *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
- * Forgotten handles and graph events reach profile mode the other way round: it registers its
- * listeners with the core while it initialises (nvtxcorr_on_handles_forgotten,
- * nvtxcorr_on_graph_event in nvtxcorr.h), and kernels.c and graphs.c call through those.
+ * What a launch counts under travels in the core's record for its handle (nvtxcorr_record_t:
+ * label, names, and the site slot that profile mode alone fills). Graph events reach profile
+ * mode the other way round: it registers a listener with the core while it initialises
+ * (nvtxcorr_on_graph_event in nvtxcorr.h), and graphs.c calls through it.
  * Everything else (per-thread records, the summary, the trace, exit and signal handling) is
  * private to src/profile/. docs/profile.md describes the outputs. */
 #ifndef NVTXCORR_PROFILE_H
@@ -49,8 +50,10 @@ typedef struct nvtxcorr_profile_launch {
     int pushed, capturing;
 } nvtxcorr_profile_launch_t;
 
+/* `slow` and `map`: the core's slow path and handle map for the kind (hook_bodies.h). */
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
-                            nvtxcorr_map_t *map, const void *key, const void *stream, int ptsz);
+                            nvtxcorr_label_slow_fn slow, nvtxcorr_map_t *map, const void *key,
+                            const void *stream, int ptsz);
 /* Returns nonzero when the trace wants this launch (then call nvtxcorr_profile_trace). */
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed);
 /* `api`: the entry point called (cuLaunchKernel, cudaGraphLaunch, ...), a string literal. */
@@ -62,10 +65,10 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
 /* The body of an outermost launch in profile mode; `call` is the real call, made exactly once,
  * and its result is returned unchanged (any nonzero result counts as an error). `grid` is
  * "(x, y, z)", evaluated only when the trace records the launch; `api` the entry point's name. */
-#define NVTXCORR_PROFILE_LAUNCH(R, call, kind, map, key, stream, ptsz, grid, api)                  \
+#define NVTXCORR_PROFILE_LAUNCH(R, call, kind, slow, map, key, stream, ptsz, grid, api)            \
     do {                                                                                           \
         nvtxcorr_profile_launch_t pl_;                                                             \
-        nvtxcorr_profile_begin(&pl_, kind, map, (const void *)(key), (const void *)(stream),       \
+        nvtxcorr_profile_begin(&pl_, kind, slow, map, (const void *)(key), (const void *)(stream), \
                                ptsz);                                                              \
         R r_ = call;                                                                               \
         if (nvtxcorr_profile_end(&pl_, r_ != 0))                                                   \

@@ -118,7 +118,7 @@ static nvtxcorr_profile_site_t *over_limit(int graph)
 }
 
 static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char *function,
-                                         const nvtxcorr_label_t *label, prof_label_t *group)
+                                         prof_label_t *group)
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
     if (n >= PROF_MAX_SITES) return over_limit(graph);
@@ -126,7 +126,6 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
     if (s == NULL) return NULL;
     s->id = n;
     s->graph = graph;
-    s->label = label;
     s->name = strdup(name);
     s->function = strdup(function);
     if (s->name == NULL || s->function == NULL) return NULL; /* leaked: out of memory anyway */
@@ -160,7 +159,7 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
     nvtxcorr_profile_site_t *s = lookup(&sites, key);
     if (s == NULL && (s = over_limit(graph)) == NULL) {
         prof_label_t *group = text ? label_intern(text, category) : NULL;
-        s = site_new(graph, name, function, graph ? NULL : label, group);
+        s = site_new(graph, name, function, group);
         if (s && s->id > PROF_OTHER_GRAPHS_SITE && nvtxcorr_prof_intern_add(&sites, key, s) == NULL)
             s = NULL;
     }
@@ -301,7 +300,7 @@ void nvtxcorr_prof_stats_init(void)
 {
     /* Sites 0 and 1: where kernel and graph launches go once their bound is reached. */
     pthread_mutex_lock(&intern_lock);
-    site_new(0, "[other]", "[other]", NULL, label_intern("[other]", NULL));
-    site_new(1, "[other graphs]", "[other graphs]", NULL, label_intern("[other graphs]", NULL));
+    site_new(0, "[other]", "[other]", label_intern("[other]", NULL));
+    site_new(1, "[other graphs]", "[other graphs]", label_intern("[other graphs]", NULL));
     pthread_mutex_unlock(&intern_lock);
 }
