@@ -15,7 +15,7 @@ set(NVTXCORR_PRELOAD_SOURCES
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
-  profile/summary.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
+  profile/summary.c profile/window.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
   profile/trace.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
   profile/pages.c profile/histogram.c
   # GPU time (CUPTI, loaded at run time) in profile mode.

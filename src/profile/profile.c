@@ -82,7 +82,7 @@ static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr
  * again at its next launch. */
 static void forget(nvtxcorr_handle_kind_t kind, const void *key)
 {
-    if (atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE) return;
+    if (!nvtxcorr_profiling) return;
     if (key == NULL)
         nvtxcorr_map_clear_values(&site_maps[kind]);
     else if (nvtxcorr_map_get(&site_maps[kind], key) != NULL)
@@ -188,4 +188,14 @@ int nvtxcorr_profile_init(void)
     if (nvtxcorr_config.trace) nvtxcorr_on_graph_event(nvtxcorr_profile_graph_event);
     nvtxcorr_prof_gpu_start();
     return 0;
+}
+
+int nvtxcorr_profile_mode(int tool)
+{
+    return nvtxcorr_prof_window_mode(tool);
+}
+
+void nvtxcorr_profile_started(void)
+{
+    nvtxcorr_prof_window_start();
 }

@@ -126,6 +126,7 @@ typedef struct prof_summary {
     uint64_t total[PROF_TOTAL_N];
     int gpu; /* GPU time is in this summary: the GPU totals and sections have values */
     uint64_t end_ns;
+    const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
 } prof_summary_t;
 
 /* A format: begin, then each section in PROF_SECTIONS order (section(.., 0), its records,

@@ -67,11 +67,23 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_u64(o, nvtxcorr_prof_process.start_ns);
     nvtxcorr_out_str(o, ", \"end_ns\": ");
     nvtxcorr_out_u64(o, s->end_ns);
+    if (s->window) { /* NVTXCORR_WINDOW: this summary is one window's */
+        nvtxcorr_out_str(o, ",\n \"window\": {\"index\": ");
+        nvtxcorr_out_u64(o, s->window->index);
+        nvtxcorr_out_str(o, ", \"reason\": ");
+        nvtxcorr_out_json(o, s->window->reason);
+        nvtxcorr_out_str(o, ", \"start_ns\": ");
+        nvtxcorr_out_u64(o, s->window->start_ns);
+        nvtxcorr_out_str(o, ", \"end_ns\": ");
+        nvtxcorr_out_u64(o, s->window->end_ns);
+        nvtxcorr_out_str(o, "}");
+    }
     nvtxcorr_out_str(o, ", \"clock\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
     nvtxcorr_out_str(o, s->gpu ? ", \"gpu_time\": true, \"gpu_time_note\": "
                                : ", \"gpu_time\": false, \"gpu_time_note\": ");
-    nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note());
+    nvtxcorr_out_json(o, s->window ? "GPU time is not split by window in this version"
+                                   : nvtxcorr_prof_gpu_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");
     nvtxcorr_out_u64(o, PROF_EXACT);
     nvtxcorr_out_str(o, ", \"sub_buckets\": ");
