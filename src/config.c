@@ -8,7 +8,6 @@
  * (NVTXCORR_LABELS). There nvtxcorr reads no variable at all and stays a silent pass-through.
  * secure_getenv is a second guard: it returns NULL in that mode. */
 #define _GNU_SOURCE
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +18,7 @@
 #include <nvtxcorr/nvtxcorr.h>
 
 #include "nvtxcorr.h"
+#include "window_spec.h"
 
 nvtxcorr_config_t nvtxcorr_config = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
 
@@ -64,74 +64,6 @@ static const char *first_env(const char *const *names)
 static int secure_execution(void)
 {
     return getauxval(AT_SECURE) != 0;
-}
-
-/* Seconds as a decimal number (0.2, 60), at most a year, into ns; -1 when not one. */
-static long long seconds_ns(const char *v, int allow_zero)
-{
-    char *end;
-    double s = strtod(v, &end);
-    if (end == v || *end || !isfinite(s) || s < 0 || s > 366 * 86400.0 || (!allow_zero && !(s > 0)))
-        return -1;
-    return (long long)(s * 1e9 + 0.5);
-}
-
-/* NVTXCORR_WINDOW: cudaProfilerApi | signal | every:<s>, then ",delay:<s>" and ",count:<n>"
- * in any order (nsys's --capture-range with --delay and --capture-range-end repeat[:n]). */
-int nvtxcorr_config_window(const char *v, nvtxcorr_config_t *c, char *why, size_t size)
-{
-    char buf[256];
-    if (strlen(v) >= sizeof buf) return snprintf(why, size, "value too long"), -1;
-    strcpy(buf, v);
-    c->window_kind = NVTXCORR_WINDOW_NONE;
-    c->window_every_ns = c->window_delay_ns = 0;
-    c->window_count = 0;
-    int kind = NVTXCORR_WINDOW_NONE;
-    unsigned long long every = 0, delay = 0;
-    unsigned long count = 0;
-    char *save = NULL;
-    for (char *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
-        long long ns;
-        if (!strcasecmp(part, "cudaProfilerApi") && !kind) {
-            kind = NVTXCORR_WINDOW_API;
-        } else if (!strcasecmp(part, "signal") && !kind) {
-            kind = NVTXCORR_WINDOW_SIGNAL;
-        } else if (!strncasecmp(part, "every:", 6) && !kind) {
-            if ((ns = seconds_ns(part + 6, 0)) < 1000000)
-                return snprintf(why, size, "%s: not a window length in seconds (0.001 or more)",
-                                part),
-                       -1;
-            kind = NVTXCORR_WINDOW_EVERY, every = (unsigned long long)ns;
-        } else if (!strncasecmp(part, "delay:", 6)) {
-            if ((ns = seconds_ns(part + 6, 1)) < 0)
-                return snprintf(why, size, "%s: not a delay in seconds", part), -1;
-            delay = (unsigned long long)ns;
-        } else if (!strncasecmp(part, "count:", 6)) {
-            char *end;
-            count = strtoul(part + 6, &end, 10);
-            if (end == part + 6 || *end || count == 0 || count > 1000000)
-                return snprintf(why, size, "%s: not a window count (1 or more)", part), -1;
-        } else if (!strncasecmp(part, "nvtx:", 5)) {
-            return snprintf(why, size,
-                            "%s: NVTX-range windows are not available in this version "
-                            "(cudaProfilerApi, signal, every:<s>)",
-                            part),
-                   -1;
-        } else {
-            return snprintf(why, size,
-                            "%s: unknown window (cudaProfilerApi, signal, every:<seconds>; "
-                            "options delay:<seconds>, count:<n>)",
-                            part),
-                   -1;
-        }
-    }
-    if (!kind)
-        return snprintf(why, size, "no window kind (cudaProfilerApi, signal, every:<s>)"), -1;
-    c->window_kind = kind;
-    c->window_every_ns = every;
-    c->window_delay_ns = delay;
-    c->window_count = (unsigned)count;
-    return 0;
 }
 
 /* NVTXCORR_WINDOW_SIGNAL: a name (SIGUSR1, USR1) or a number; SIGUSR2 when unset. */
@@ -240,14 +172,18 @@ void nvtxcorr_config_read(void)
     c.window_signal = SIGUSR2;
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW))) != NULL) {
         char why[320];
-        if (nvtxcorr_config_window(v, &c, why, sizeof why) != 0)
+        nvtxcorr_window_spec_t w;
+        if (nvtxcorr_window_spec(v, &w, why, sizeof why) != 0) {
             nvtxcorr_log(NVTXCORR_LOG_ERROR,
                          "NVTXCORR_WINDOW=%s: %s; no windows (one summary for the whole run)", v,
                          why);
-        else if (!c.profile)
-            c.window_kind = NVTXCORR_WINDOW_NONE,
+        } else if (!c.profile) {
             nvtxcorr_log(NVTXCORR_LOG_WARN, "NVTXCORR_WINDOW=%s: needs NVTXCORR_PROFILE; ignored",
                          v);
+        } else {
+            c.window_kind = w.kind, c.window_every_ns = w.every_ns;
+            c.window_delay_ns = w.delay_ns, c.window_count = w.count;
+        }
     }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW_SIGNAL))) != NULL) {
         int sig = window_signal(v);

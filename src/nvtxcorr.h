@@ -61,9 +61,7 @@ typedef struct nvtxcorr_config {
     unsigned window_count; /* 0: no limit */
     int window_signal;     /* NVTXCORR_WINDOW_SIGNAL, SIGUSR2 by default */
 } nvtxcorr_config_t;
-enum { NVTXCORR_WINDOW_NONE, NVTXCORR_WINDOW_API, NVTXCORR_WINDOW_SIGNAL, NVTXCORR_WINDOW_EVERY };
-/* Parses an NVTXCORR_WINDOW value into c (window_* fields): 0, or -1 with a reason in why. */
-int nvtxcorr_config_window(const char *v, nvtxcorr_config_t *c, char *why, size_t size);
+
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);

@@ -11,7 +11,7 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
+  init.c config.c window_spec.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c

@@ -409,5 +409,6 @@ int nvtxcorr_prof_windows(void); /* NVTXCORR_WINDOW is on */
 int nvtxcorr_prof_window_mode(int tool);
 void nvtxcorr_prof_window_start(void);
 void nvtxcorr_prof_window_exit(int from_signal);
+void nvtxcorr_prof_window_after_fork(void);
 
 #endif

@@ -159,6 +159,7 @@ static void child_state(nvtxcorr_fork_t phase)
     nvtxcorr_prof_trace_after_fork();
     nvtxcorr_prof_gpu_after_fork();
     nvtxcorr_prof_process_reset();
+    nvtxcorr_prof_window_after_fork();
 }
 
 int nvtxcorr_profile_prepare(void)

@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "window_spec.h"
 
 enum { CLOSED, OPEN, CLOSING, FINISHED };
 static _Atomic int state = CLOSED;
@@ -266,6 +267,16 @@ void nvtxcorr_prof_window_start(void)
         nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
         atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
     }
+}
+
+/* A forked child has no helper thread: it has no windows, and writes one summary for its
+ * whole run at exit, as without NVTXCORR_WINDOW (profile.c's child step). */
+void nvtxcorr_prof_window_after_fork(void)
+{
+    if (!nvtxcorr_prof_windows()) return;
+    nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+    atomic_store(&state, FINISHED);
+    atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
 }
 
 /* At exit (exit.c, in place of the whole-run summary): the window still open, or closed and

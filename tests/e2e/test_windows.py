@@ -5,6 +5,7 @@ left alone. No timing is asserted beyond windows existing."""
 import json
 import os
 import re
+import shutil
 import tempfile
 
 from harness import check, scenario
@@ -150,3 +151,25 @@ def test_windows_bad_values(env):
         check("window" not in d and d["totals"]["launches"] == 35, f"{bad}: {d['totals']}")
         os.unlink(os.path.join(tmp, "p.json"))
         os.rmdir(tmp)
+
+
+@scenario
+def test_windows_launcher_option(env):
+    # --window: a bad value, or no --profile, stops before the command runs (the library's
+    # own parser, through nvtxcorr-tool check-window); a good one gives one summary a window.
+    from test_launcher_checks import marker_command, not_run, nvtxcorr
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-windows-")
+    out = os.path.join(tmp, "w.%w.json")
+    for why, opts in (("bad kind", ["--window", "often", "--profile", out]),
+                      ("bad length", ["--window=every:-1", "--profile", out]),
+                      ("bad count", ["--window", "signal,count:x", "--profile", out]),
+                      ("no profile", ["--window", "signal"])):
+        r = nvtxcorr(env, *opts, *marker_command(tmp))
+        not_run(tmp, r, why)
+        check("nvtxcorr: error: --window" in r.err, f"{why}: {r.err}")
+    r = nvtxcorr(env, "--window", "cudaProfilerApi,count:2", "--profile", out,
+                 env.prog("scn_windows"), "api", "direct",
+                 extra={"LD_LIBRARY_PATH": env.fakes, "NVTXCORR_GPU": "0"})
+    check(r.rc == 0 and sorted(os.listdir(tmp)) == ["w.1.json", "w.2.json"],
+          f"{r.rc} {os.listdir(tmp)} {r.err}")
+    shutil.rmtree(tmp)
