@@ -406,6 +406,8 @@ void nvtxcorr_prof_site_read(const nvtxcorr_profile_site_t *s, prof_snap_t *out)
 void nvtxcorr_prof_summary_write_to(const char *path);
 /* window.c */
 int nvtxcorr_prof_windows(void); /* NVTXCORR_WINDOW is on */
+/* profile.c: the label table's hash ("label_table"), 0 with default labels. */
+extern uint64_t nvtxcorr_prof_label_hash;
 int nvtxcorr_prof_window_mode(int tool);
 void nvtxcorr_prof_window_start(void);
 void nvtxcorr_prof_window_exit(int from_signal);

@@ -78,6 +78,19 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
         nvtxcorr_out_u64(o, s->window->end_ns);
         nvtxcorr_out_str(o, "}");
     }
+    nvtxcorr_out_str(o, ",\n \"label_table\": ");
+    if (nvtxcorr_prof_label_hash) {
+        static const char hex[] = "0123456789abcdef";
+        char h[19] = "\"";
+        for (int i = 0; i < 16; i++)
+            h[1 + i] = hex[(nvtxcorr_prof_label_hash >> (60 - 4 * i)) & 15];
+        h[17] = '"';
+        nvtxcorr_out_str(o, h);
+    } else {
+        nvtxcorr_out_str(o, "null");
+    }
+    nvtxcorr_out_str(o, ", \"rank\": ");
+    nvtxcorr_out_json(o, nvtxcorr_config.rank);
     nvtxcorr_out_str(o, ", \"clock\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
     nvtxcorr_out_str(o, s->gpu ? ", \"gpu_time\": true, \"gpu_time_note\": "
