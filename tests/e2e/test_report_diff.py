@@ -158,5 +158,5 @@ def test_report_diff_summary_fields(env):
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), os.path.join(tmp, "p2.json"))
     check(rc == 0 and "different label tables" in err, err)
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), os.path.join(tmp, "p1.json"))
-    check(rc == 0 and err == "", err)
+    check(rc == 0 and "label tables" not in err and "ranks" not in err, err)
     shutil.rmtree(tmp)
