@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include <signal.h>
 #include <stdio.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -195,7 +196,40 @@ void nvtxcorr_config_read(void)
         else
             c.window_signal = sig;
     }
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_CONTEXT))) != NULL) {
+        if (!strcasecmp(v, "nvtx"))
+            c.context = 1;
+        else if (!falsy(v))
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_CONTEXT=%s: unknown source (nvtx, or 0 for none); no context",
+                         v);
+    }
     nvtxcorr_config = c;
+}
+
+const char *nvtxcorr_config_context_domains(void)
+{
+    return secure_execution() ? NULL : secure_getenv(NVTXCORR_ENV_CONTEXT_DOMAINS);
+}
+
+/* NVTXCORR_CONTEXT=nvtx: nvtxcorr becomes the program's NVTX tool (src/context/) by naming
+ * itself in NVTX_INJECTION64_PATH when that is unset. Every NVTX instance reads the variable
+ * at its own first call, which may come long before nvtxcorr's lazy initialisation (the
+ * first CUDA call), so this one step runs as the library is loaded: a constructor that only
+ * reads three variables and sets one, before the program has threads. An instance that made
+ * its first NVTX call earlier still (another preloaded library's constructor) has no tool. An
+ * existing value wins: that tool (Nsight's) is attached, and profile mode says there is no
+ * context (profile.c). */
+__attribute__((constructor)) static void context_injection_early(void)
+{
+    if (secure_execution() || !truthy(getenv(NVTXCORR_ENV_ENABLE))) return;
+    const char *v = getenv(NVTXCORR_ENV_CONTEXT);
+    if (v == NULL || strcasecmp(v, "nvtx") != 0 || nonempty(getenv("NVTX_INJECTION64_PATH")))
+        return;
+    Dl_info self;
+    if (dladdr((const void *)context_injection_early, &self) && self.dli_fname &&
+        self.dli_fname[0] == '/')
+        setenv("NVTX_INJECTION64_PATH", self.dli_fname, 0);
 }
 
 const char *nvtxcorr_config_env(const char *name)

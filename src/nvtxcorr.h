@@ -60,13 +60,16 @@ typedef struct nvtxcorr_config {
     unsigned long long window_every_ns, window_delay_ns;
     unsigned window_count; /* 0: no limit */
     int window_signal;     /* NVTXCORR_WINDOW_SIGNAL, SIGUSR2 by default */
+    int context;           /* NVTXCORR_CONTEXT=nvtx: program context asked for */
 } nvtxcorr_config_t;
-
 
 extern nvtxcorr_config_t nvtxcorr_config;
 void nvtxcorr_config_read(void);
 /* Whether the environment says disabled, read without initialising (nvtxcorr_claim_nowait). */
 int nvtxcorr_config_disabled(void);
+/* NVTXCORR_CONTEXT_DOMAINS, read when the first NVTX instance loads nvtxcorr as its tool
+ * (which may be before initialisation); NULL when unset. */
+const char *nvtxcorr_config_context_domains(void);
 /* The one other environment read: %q{VAR} in the NVTXCORR_PROFILE and NVTXCORR_TRACE paths. */
 const char *nvtxcorr_config_env(const char *name);
 

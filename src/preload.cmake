@@ -13,11 +13,14 @@ add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 set(NVTXCORR_PRELOAD_SOURCES
   init.c config.c window_spec.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
+  # Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
+  context/nvtx_tool.c context/tree.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
   profile/summary.c profile/window.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
-  profile/trace.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
-  profile/pages.c profile/histogram.c
+  profile/summary_context.c
+  profile/trace.c profile/trace_chrome.c profile/trace_kineto.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
+  profile/pages.c profile/histogram.c profile/context_stats.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)
 
@@ -27,7 +30,8 @@ function(nvtxcorr_preload_library target outdir)
     C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${outdir})
   add_dependencies(${target} nvtxcorr_exports)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
+    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context
+    ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_BINARY_DIR}/include)
   # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
   # a CUDA or NVTX library.
@@ -84,9 +88,10 @@ endif()
 # preloading anything.
 if(NVTXCORR_BUILD_TESTS)
   add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
-    profile/out.c profile/histogram.c profile/path.c)
+    profile/out.c profile/histogram.c profile/path.c context/tree.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
-    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${PROJECT_SOURCE_DIR}/include
+    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context
+    ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_BINARY_DIR}/include)
   target_include_directories(nvtxcorr_core_units SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
   target_compile_options(nvtxcorr_core_units PRIVATE -fno-semantic-interposition

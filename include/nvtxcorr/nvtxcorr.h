@@ -38,6 +38,9 @@
 #define NVTXCORR_ENV_TRACE_FORMAT "NVTXCORR_TRACE_FORMAT"
 /* GPU time in profile mode (CUPTI): off with NVTXCORR_GPU=0; which libcupti to load. */
 #define NVTXCORR_ENV_GPU "NVTXCORR_GPU"
+/* Program context (docs/profile.md, Context): nvtx makes nvtxcorr the program's NVTX tool. */
+#define NVTXCORR_ENV_CONTEXT "NVTXCORR_CONTEXT"
+#define NVTXCORR_ENV_CONTEXT_DOMAINS "NVTXCORR_CONTEXT_DOMAINS"
 #define NVTXCORR_ENV_CUPTI_LIBRARY "NVTXCORR_CUPTI_LIBRARY"
 
 #endif

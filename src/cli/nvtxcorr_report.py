@@ -3,8 +3,9 @@
 
   nvtxcorr_report.py stat --library LIB [-o FILE|-] [--format F] [-f] [--top N|all]
                           [--sort gpu|cpu|launches] [--trace FILE] -- command [args...]
-  nvtxcorr_report.py report [--by label|kernel|process|rank] [--top N|all] [--sort ...]
-                            [--csv|--json|--format F|--suggest|--hatchet] FILE.json...
+  nvtxcorr_report.py report [--by label|kernel|process|rank|context] [--top N|all] [--sort ...]
+                            [--depth N] [--focus REGEX]
+                            [--csv|--json|--format F|--suggest|--hatchet|--folded] FILE.json...
 
 `stat` runs the command with libnvtxcorr.so in profile mode (every process it starts writes
 its own summary into a private directory), then merges the summaries and prints the text
@@ -12,9 +13,13 @@ table on stderr, like `perf stat`; its exit status is the command's (128+N after
 `report` merges summaries written with NVTXCORR_PROFILE=...%p.json and prints a table on
 stdout. The summary format and the merge rules are in docs/profile.md: counters add up,
 minimum and maximum are taken, and percentiles come from the summed histograms, so a merge is
-exact up to the histogram's bucket width. The launcher (src/cli/nvtxcorr) calls this file.
+exact up to the histogram's bucket width. `--by context` and `--folded` merge the summaries'
+`contexts` rows (program context, docs/profile.md). The launcher (src/cli/nvtxcorr) calls this
+file.
 """
 import argparse
+import csv
+import io
 import errno
 import json
 import os
@@ -216,6 +221,8 @@ KINDS = {
              "is not an integer"),
     "strs?": (lambda v: v is None or isinstance(v, list) and all(isinstance(x, str) for x in v),
               "is not a list of strings"),
+    "strs": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+             "is missing or not a list of strings"),
 }
 GPU_FIELDS = ("gpu_ns", "gpu_kernels", "gpu_min_ns", "gpu_max_ns")
 
@@ -263,7 +270,8 @@ def check_summary(d):
             (EXACT, SUB, BUCKETS):
         raise BadFile("histogram of another shape: written by an incompatible nvtxcorr")
     need(d, "summary", pid="int?", host="str?", command="strs?", gpu_time="bool?",
-         gpu_time_note="str?", kernel_labels="list?", graphs="list?", merged="list?")
+         gpu_time_note="str?", kernel_labels="list?", graphs="list?", merged="list?",
+         contexts="list?", context_note="str?")
     totals = d.get("totals")
     if totals is not None and not (isinstance(totals, dict) and
                                    all(v is None or is_count(v) for v in totals.values())):
@@ -280,6 +288,9 @@ def check_summary(d):
              gpu_replay_max_ns="count", gpu_replay_histogram="pairs?")
     for i, m in enumerate(d.get("merged") or []):
         need(m, f"merged[{i}]", file="str?", pid="int?", host="str?", command="strs?")
+    for i, c in enumerate(d.get("contexts") or []):
+        need(c, f"contexts[{i}]", context="strs", label="str", launches="count",
+             cpu_ns="count", gpu_ns="count?", gpu_kernels="count?")
 
 
 def check_shape(d):
@@ -610,7 +621,10 @@ def json_object(summaries):
             "gpu_time_note": note,
             "histogram": {"exact_below_ns": EXACT, "sub_buckets": SUB, "buckets": BUCKETS},
             "totals": merged_totals(summaries), "labels": labels, "kernels": kernels,
-            "kernel_labels": kernel_labels, "graphs": graphs}
+            "kernel_labels": kernel_labels, "graphs": graphs,
+            "context_note": "; ".join(context_notes(summaries)) or None,
+            "contexts": [{"context": list(p), "label": lab, **c}
+                         for (p, lab), c in sorted(merge_contexts(summaries).items())]}
 
 
 # ---- --hatchet ----------------------------------------------------------------------------------
@@ -658,6 +672,110 @@ def hatchet(summaries):
             del n["children"]
         return n
     return json.dumps([close(root)], indent=1) + "\n"
+
+
+# ---- --by context, --folded (docs/profile.md, Program context) -----------------------------------
+def merge_contexts(summaries, depth=None, focus=None):
+    """The files' `contexts` rows added up by (path, label): {(path, label): counts}. depth cuts
+    each path to its outermost N elements; focus (a regex) keeps the rows with an element it
+    matches, their paths from that element on."""
+    rows = {}
+    for _, d in summaries:
+        for r in d.get("contexts") or []:
+            path = tuple(str(e) for e in r.get("context") or [])
+            if focus is not None:
+                at = next((i for i, e in enumerate(path) if focus.search(e)), None)
+                if at is None:
+                    continue
+                path = path[at:]
+            if depth is not None:
+                path = path[:depth]
+            c = rows.setdefault((path, str(r.get("label"))),
+                                {"launches": 0, "gpu_kernels": None, "gpu_ns": None, "cpu_ns": 0})
+            for k in c:
+                v = r.get(k)
+                if v is not None:
+                    c[k] = (c[k] or 0) + v
+    return rows
+
+
+def folded(rows, gpu):
+    """One `ctx;...;label <n>` line per row with time (GPU ns, else CPU ns): the folded-stack
+    format of flamegraph.pl, inferno and speedscope."""
+    out = []
+    for (path, label), c in sorted(rows.items()):
+        v = (c["gpu_ns"] if gpu else c["cpu_ns"]) or 0
+        if v:
+            frames = [e.replace(";", ":").replace("\n", " ") for e in path + (label,)]
+            out.append(";".join(frames) + f" {v}\n")
+    return "".join(out)
+
+
+def context_tree(rows, gpu, top=None):
+    """The text tree: each node's GPU time inclusive and exclusive, kernels, launches; kernel
+    labels as leaves, largest first."""
+    nodes = {}
+    for (path, label), c in rows.items():
+        for i in range(len(path) + 1):
+            n = nodes.setdefault(path[:i], {"incl": 0, "excl": 0, "kernels": 0, "launches": 0})
+            n["incl"] += c["gpu_ns"] or 0
+            n["kernels"] += c["gpu_kernels"] or 0
+            n["launches"] += c["launches"]
+        nodes[path]["excl"] += c["gpu_ns"] or 0
+    key = (lambda c: -(c.get("incl", c.get("gpu_ns")) or 0)) if gpu else \
+        (lambda c: -c["launches"])
+    lines = ["context > kernel label".ljust(50) +
+             ("".join(h.rjust(w) for h, w in (("incl", 10), ("excl", 10), ("kernels", 9)))
+              if gpu else "") + "launches".rjust(9)]
+
+    def line(depth, name, incl, excl, kernels, launches):
+        text = ("  " * min(depth, 20) + name)[:49].ljust(50)
+        if gpu:
+            text += fmt_time(incl).rjust(10) + (fmt_time(excl) if excl is not None
+                                                else "").rjust(10) + str(kernels).rjust(9)
+        lines.append(text + str(launches).rjust(9))
+
+    def walk(path):
+        children = sorted((p for p in nodes if len(p) == len(path) + 1 and p[:-1] == path),
+                          key=lambda p: (key(nodes[p]), p))
+        leaves = sorted(((lab, c) for (p, lab), c in rows.items() if p == path),
+                        key=lambda x: (key(x[1]), x[0]))
+        items = [(key(nodes[p]), 0, p) for p in children] + \
+                [(key(c), 1, (lab, c)) for lab, c in leaves]
+        for _, leaf, it in sorted(items, key=lambda x: x[:2])[:top]:
+            if leaf:
+                lab, c = it
+                line(len(path), lab, c["gpu_ns"] or 0, None, c["gpu_kernels"] or 0,
+                     c["launches"])
+            else:
+                n = nodes[it]
+                line(len(path), it[-1], n["incl"], n["excl"], n["kernels"], n["launches"])
+                walk(it)
+
+    walk(())
+    return "By program context" + (" (GPU time: inclusive, exclusive)" if gpu else "") + \
+        "\n" + "\n".join(lines) + "\n"
+
+
+def by_context(summaries, fmt, depth, focus, top):
+    rows = merge_contexts(summaries, depth, focus)
+    gpu = any(d.get("gpu_time") for _, d in summaries)
+    if fmt == "json":
+        out = [{"context": list(p), "label": lab, **c} for (p, lab), c in sorted(rows.items())]
+        return json.dumps({"processes": processes(summaries), "contexts": out}, indent=1) + "\n"
+    if fmt == "csv":
+        w = io.StringIO()
+        cw = csv.writer(w, lineterminator="\n")
+        cw.writerow(["context", "label", "launches", "gpu_kernels", "gpu_ns", "cpu_ns"])
+        for (p, lab), c in sorted(rows.items()):
+            cw.writerow([" > ".join(p), lab, c["launches"], c["gpu_kernels"], c["gpu_ns"],
+                         c["cpu_ns"]])
+        return w.getvalue()
+    return context_tree(rows, gpu, top)
+
+
+def context_notes(summaries):
+    return sorted({d["context_note"] for _, d in summaries if d.get("context_note")})
 
 
 # ---- --by rank ---------------------------------------------------------------------------------
@@ -873,6 +991,14 @@ def cmd_report(args):
             sys.stdout.write(hatchet(summaries))
         elif args.by == "rank":
             sys.stdout.write(by_rank(summaries, pid_rank, args.top))
+        elif args.folded:
+            gpu = any(d.get("gpu_time") for _, d in summaries)
+            sys.stdout.write(folded(merge_contexts(summaries, args.depth, args.focus), gpu))
+        elif args.by == "context":
+            fmt = "json" if args.json else "csv" if args.csv else args.format or "text"
+            sys.stdout.write(by_context(summaries, fmt, args.depth, args.focus, args.top))
+            for n in context_notes(summaries) if fmt == "text" else ():
+                say("note", n)
         else:
             fmt = "json" if args.json else "csv" if args.csv else args.format or "text"
             sys.stdout.write(render(summaries, fmt, args.by, args.top, args.sort))
@@ -949,6 +1075,11 @@ def run_stat(args, cmd, tmp):
     env["LD_PRELOAD"] = args.library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
     env["NVTXCORR"] = "1"
     env["NVTXCORR_PROFILE"] = os.path.join(tmp, "summary.%p.json")
+    # Program context (docs/profile.md, Context): the library is the program's NVTX tool
+    # unless one is already named (Nsight's wins; the library then says there is no context).
+    env.setdefault("NVTXCORR_CONTEXT", "nvtx")
+    if env["NVTXCORR_CONTEXT"] == "nvtx" and not env.get("NVTX_INJECTION64_PATH"):
+        env["NVTX_INJECTION64_PATH"] = args.library
     if args.trace:
         env["NVTXCORR_TRACE"] = args.trace
     # The terminal's Ctrl-C reaches the command directly; TERM and HUP sent to us are passed on.
@@ -978,6 +1109,12 @@ def run_stat(args, cmd, tmp):
             say("warn", "the command was killed by SIGKILL (out of memory, or kill -9?): "
                         "the killed process wrote no summary; the table has the others")
         sys.stderr.write(render(summaries, "text", top=args.top, sort=args.sort))
+        rows = merge_contexts(summaries)
+        # The program's ranges, not only graph labels (a replayed kernel's path starts with
+        # its graph's label even without any range: the by-kernel view again).
+        if any(len(p) > 1 or (p and c["launches"]) for (p, _), c in rows.items()):
+            gpu = any(d.get("gpu_time") for _, d in summaries)
+            sys.stderr.write("\n" + context_tree(rows, gpu, args.top))
         if args.output:
             fmt = format_of(args.output, args.format)
             if fmt == "json" and len(summaries) == 1:
@@ -1018,6 +1155,13 @@ def top_count(text):
     return n
 
 
+def regex(text):
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"not a regular expression: {e}")
+
+
 def main(argv):
     for stream in (sys.stdout, sys.stderr):  # a label no encoding can print is escaped
         stream.reconfigure(errors="backslashreplace")
@@ -1036,12 +1180,19 @@ def main(argv):
     st.add_argument("command", nargs=argparse.REMAINDER)
     rp = sub.add_parser("report", prog="nvtxcorr report",
                         help="merge summaries and print a table on stdout")
-    rp.add_argument("--by", choices=("label", "kernel", "process", "rank"), default="label")
+    rp.add_argument("--by", choices=("label", "kernel", "process", "rank", "context"),
+                    default="label")
+    rp.add_argument("--depth", type=top_count, metavar="N",
+                    help="--by context, --folded: paths cut to their outermost N ranges")
+    rp.add_argument("--focus", type=regex, metavar="REGEX",
+                    help="--by context, --folded: rows under a range matching REGEX, from it")
     g = rp.add_mutually_exclusive_group()
     g.add_argument("--csv", action="store_true", help="as --format csv")
     g.add_argument("--json", action="store_true", help="as --format json")
     g.add_argument("--format", choices=("json", "csv", "text"))
     g.add_argument("--suggest", action="store_true", help="a starter label table")
+    g.add_argument("--folded", action="store_true",
+                   help="GPU time by program context as folded stacks (flamegraph.pl)")
     g.add_argument("--hatchet", action="store_true",
                    help="the label tree in Hatchet's literal JSON (GraphFrame.from_literal)")
     g.add_argument("--diff", action="store_true",

@@ -93,7 +93,10 @@ void nvtxcorr_prof_gpu_set_partial(const char *why)
     X(cuptiGetResultString, 1)                                                                     \
     X(cuptiGetLastError, 0)                                                                        \
     X(cuptiGetTimestamp, 0)                                                                        \
-    X(cuptiActivityRegisterTimestampCallback, 0)
+    X(cuptiActivityRegisterTimestampCallback, 0)                                                   \
+    X(cuptiSubscribe, 0)                                                                           \
+    X(cuptiEnableCallback, 0)                                                                      \
+    X(cuptiGetGraphNodeId, 0)
 #define SLOT(name, required) __typeof__(&name) name;
 static struct {
     CUPTI_FUNCTIONS(SLOT)
@@ -214,20 +217,40 @@ static void record(const CUpti_Activity *a)
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
         const CUpti_ActivityKernel10 *k = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_KERNEL, k->name,  k->correlationId, k->deviceId,
-                             k->streamId,     k->start, k->end,           k->graphId != 0};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_KERNEL,
+                             .name = k->name,
+                             .corr = k->correlationId,
+                             .device = k->deviceId,
+                             .stream = k->streamId,
+                             .start = k->start,
+                             .end = k->end};
+        op.shape = (prof_gpu_shape_t){
+            .grid = {(uint32_t)k->gridX, (uint32_t)k->gridY, (uint32_t)k->gridZ},
+            .block = {(uint32_t)k->blockX, (uint32_t)k->blockY, (uint32_t)k->blockZ},
+            .graph_id = k->graphId,
+            .graph_node_id = k->graphNodeId};
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
         const CUpti_ActivityMemcpy6 *m = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_MEMCPY, NULL,     m->correlationId, m->deviceId,
-                             m->streamId,     m->start, m->end,           m->graphId != 0};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_MEMCPY,
+                             .corr = m->correlationId,
+                             .device = m->deviceId,
+                             .stream = m->streamId,
+                             .start = m->start,
+                             .end = m->end};
+        op.shape = (prof_gpu_shape_t){.graph_id = m->graphId, .graph_node_id = m->graphNodeId};
         break;
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
         const CUpti_ActivityMemset4 *m = (const void *)a;
-        op = (prof_gpu_op_t){PROF_GPU_MEMSET, NULL,     m->correlationId, m->deviceId,
-                             m->streamId,     m->start, m->end,           m->graphId != 0};
+        op = (prof_gpu_op_t){.kind = PROF_GPU_MEMSET,
+                             .corr = m->correlationId,
+                             .device = m->deviceId,
+                             .stream = m->streamId,
+                             .start = m->start,
+                             .end = m->end};
+        op.shape = (prof_gpu_shape_t){.graph_id = m->graphId, .graph_node_id = m->graphNodeId};
         break;
     }
     default:
@@ -304,6 +327,52 @@ static int load_cupti(void)
     return 0;
 }
 
+/* Graph nodes' capture context (context_stats.c): CUPTI's resource callbacks, made on the
+ * thread that creates a node (stream capture, cuGraphAdd*Node) and on the one that
+ * instantiates (each exec node cloned from its source node), inside the CUDA call. A node
+ * gets the context open on that thread; a clone its source's. The kernel records of a replay
+ * carry the exec node's id (graphNodeId), which finds it. */
+static void CUPTIAPI graph_node_event(void *user, CUpti_CallbackDomain domain,
+                                      CUpti_CallbackId cbid, const void *data)
+{
+    (void)user;
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == NULL) return;
+    const CUpti_GraphData *g = ((const CUpti_ResourceData *)data)->resourceDescriptor;
+    uint64_t node = 0, original = 0;
+    if (g == NULL || g->node == NULL || api.cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS)
+        return;
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED)
+        nvtxcorr_prof_ctx_node_set(node, nvtxcorr_context_now());
+    else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && g->originalNode != NULL &&
+             api.cuptiGetGraphNodeId(g->originalNode, &original) == CUPTI_SUCCESS)
+        nvtxcorr_prof_ctx_node_clone(original, node);
+}
+
+/* Best effort: without them (an older CUPTI, another subscriber) a replayed kernel counts under
+ * its graph launch's path, and the summary's context_note says so. */
+static void subscribe_graph_nodes(void)
+{
+    static CUpti_SubscriberHandle subscriber;
+    if (api.cuptiSubscribe == NULL || api.cuptiEnableCallback == NULL ||
+        api.cuptiGetGraphNodeId == NULL) {
+        nvtxcorr_prof_ctx_node_unavailable("this CUPTI lacks the graph node callbacks");
+        return;
+    }
+    CUptiResult r = api.cuptiSubscribe(&subscriber, graph_node_event, NULL);
+    if (r == CUPTI_SUCCESS)
+        r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    if (r == CUPTI_SUCCESS)
+        r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    if (r != CUPTI_SUCCESS) {
+        static char why[160];
+        snprintf(why, sizeof why, "CUPTI's graph node callbacks unavailable: %s", result_name(r));
+        nvtxcorr_prof_ctx_node_unavailable(why);
+        if (api.cuptiGetLastError) api.cuptiGetLastError();
+    }
+}
+
 /* The CUPTI calls of the start, on the CUPTI thread; a failure's reason goes to start_note. */
 static int enable_cupti(void)
 {
@@ -347,6 +416,7 @@ static int enable_cupti(void)
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++)
         if (api.cuptiActivityEnable(optional[i]) != CUPTI_SUCCESS && api.cuptiGetLastError)
             api.cuptiGetLastError();
+    subscribe_graph_nodes();
     return 0;
 }
 
@@ -399,10 +469,12 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
         pl->ext = 0;
         return;
     }
+    /* The id: the site (15 bits), the launch's context (17 bits: gpu.c attributes its work
+     * there), and a per-thread sequence whose top byte is the thread's (never 0). */
     uint64_t seq = ext_seq;
-    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)(syscall(SYS_gettid) & 0xffff) << 32;
+    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)((syscall(SYS_gettid) & 0x7f) | 0x80) << 24;
     ext_seq = ++seq;
-    pl->ext = (uint64_t)(site + 1) << 48 | (seq & 0xffffffffffffull);
+    pl->ext = (uint64_t)site << 49 | (uint64_t)(pl->ctx & 0x1ffff) << 32 | (seq & 0xffffffffull);
     CUptiResult r =
         api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext);
     if (NVTXCORR_UNLIKELY(r != CUPTI_SUCCESS)) {

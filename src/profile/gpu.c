@@ -37,7 +37,7 @@ int nvtxcorr_prof_gpu_held_here(void)
 /* PENDING_MAX: operations waiting for their correlation record. CUPTI may give back a buffer
  * of kernel records before the buffer that holds their launches' API and correlation records
  * (which fills more slowly): a graph of a thousand kernels replayed a few dozen times can wait
- * at once. 64K entries (2.5 MiB, calloc'd: pages are touched only as entries are used). */
+ * at once. 64K entries (4.5 MiB, calloc'd: pages are touched only as entries are used). */
 enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
 typedef struct corr_slot {
     uint32_t corr;
@@ -48,7 +48,7 @@ static corr_slot_t *corr_map;
 typedef struct op {
     uint32_t corr, kernel_site, device, stream;
     uint64_t start, end;
-    int graph;
+    prof_gpu_shape_t shape; /* for the trace; graph_node_id for context */
 } op_t;
 static op_t *pending;
 static size_t npending;
@@ -204,7 +204,8 @@ static void attribute(const op_t *op, uint64_t ext)
 {
     prof_gpu_t *g = &nvtxcorr_prof_gpu;
     uint64_t ns = op->end - op->start;
-    uint32_t site = ext ? (uint32_t)(ext >> 48) - 1 : PROF_NO_LABEL;
+    uint32_t site = ext ? (uint32_t)(ext >> 49) : PROF_NO_LABEL; /* cupti.c's layout */
+    uint32_t live = (uint32_t)(ext >> 32) & 0x1ffff;
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     const nvtxcorr_profile_site_t *launch =
         site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
@@ -217,11 +218,27 @@ static void attribute(const op_t *op, uint64_t ext)
         add_hist(&g->launch_hist[site], ns);
         if (launch->graph) replay_add(ext, site, ns);
     }
-    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed))
-        nvtxcorr_prof_trace_gpu(
+    /* By program context: the launch's, or for a replayed node its capture path under the
+     * launch's path and the graph's label (context_stats.c). */
+    uint32_t ctx = launch == NULL ? 0
+                   : launch->graph
+                       ? nvtxcorr_prof_ctx_replayed(live, launch, op->shape.graph_node_id,
+                                                    op->shape.graph_id != 0, ns)
+                       : live;
+    nvtxcorr_prof_ctx_gpu(ctx, op->kernel_site, ns);
+    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed)) {
+        prof_trace_op_t t = {
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
-            launch, op->device, op->stream, nvtxcorr_prof_gpu_trace_ns(op->start), ns,
-            launch ? ext : 0);
+            launch,
+            op->device,
+            op->stream,
+            nvtxcorr_prof_gpu_trace_ns(op->start),
+            ns,
+            launch ? ext : 0,
+            &op->shape,
+            ctx};
+        nvtxcorr_prof_trace_gpu(&t);
+    }
 }
 
 static int lookup(uint32_t corr, uint64_t *ext)
@@ -279,13 +296,13 @@ void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *o)
     uint32_t site;
     if (o->kind == PROF_GPU_KERNEL)
         site = site_for_name(o->name ? o->name : NVTXCORR_UNKNOWN_KERNEL);
-    else if (!o->graph) /* copies and sets count only as graph nodes: else not launches */
+    else if (!o->shape.graph_id) /* copies and sets count only as graph nodes: else not launches */
         return;
     else if (o->kind == PROF_GPU_MEMCPY)
         site = node_site(&memcpy_site, "[memcpy]");
     else
         site = node_site(&memset_site, "[memset]");
-    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->graph};
+    op_t op = {o->corr, site, o->device, o->stream, o->start, o->end, o->shape};
     nvtxcorr_prof_gpu.records++;
     operation(&op);
 }

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "context.h"
 #include "profile.h"
 
 /* ---- histogram: fixed size, log scale ----
@@ -99,8 +100,18 @@ extern _Atomic uint32_t nvtxcorr_prof_site_count, nvtxcorr_prof_label_count;
  * copies a write into the page cache page by page and checks for a fatal signal between
  * pages), so the file still ends with a complete event. An event is at most one page. */
 enum { PROF_TRACE_BUF = 64 * 1024, PROF_TRACE_PAGE = 4096, PROF_TRACE_EVENT_MAX = 4000 };
+/* context_stats.c: one (context, site) pair's counts on one thread, owner-written as records. */
+typedef struct prof_ctx_cell {
+    _Atomic uint64_t key; /* context << 32 | site + 1; 0: empty */
+    _Atomic uint64_t launches, ns;
+} prof_ctx_cell_t;
 typedef struct prof_thread {
     prof_record_t *_Atomic chunks[PROF_MAX_SITES / PROF_CHUNK];
+    prof_ctx_cell_t *_Atomic ctx_cells; /* NULL until its first launch with the tool */
+    uint32_t ctx_used;                  /* pairs in the table */
+    _Atomic uint32_t ctx_shift;         /* its size: 256 << ctx_shift */
+    /* the last (context, site) counted: a thread mostly launches one kernel in a context */
+    prof_ctx_cell_t *ctx_last;
     struct prof_thread *next;
     int retired;          /* under the list lock */
     _Atomic unsigned gen; /* the process generation its records belong to */
@@ -148,6 +159,45 @@ const prof_intern_entry_t *nvtxcorr_prof_intern_find(const prof_intern_t *t, con
 const prof_intern_entry_t *nvtxcorr_prof_intern_add(prof_intern_t *t, const char *key, void *value);
 /* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
 void *nvtxcorr_prof_zalloc(size_t size);
+
+/* ---- program context (context_stats.c; docs/profile.md, Context) ---- */
+prof_ctx_cell_t *nvtxcorr_prof_ctx_cell_slow(prof_thread_t *t, uint32_t ctx, uint32_t site);
+static inline prof_ctx_cell_t *nvtxcorr_prof_ctx_cell(prof_thread_t *t, uint32_t ctx, uint32_t site)
+{
+    prof_ctx_cell_t *c = t->ctx_last;
+    uint64_t key = (uint64_t)ctx << 32 | (site + 1u);
+    if (NVTXCORR_LIKELY(c != NULL) && atomic_load_explicit(&c->key, memory_order_relaxed) == key)
+        return c;
+    c = nvtxcorr_prof_ctx_cell_slow(t, ctx, site);
+    t->ctx_last = c;
+    return c;
+}
+/* gpu.c, under its lock: one operation of `ns` under (context, kernel site); a replayed one's
+ * context (the launch's live path, the graph label, its node's capture path). */
+void nvtxcorr_prof_ctx_gpu(uint32_t ctx, uint32_t site, uint64_t ns);
+uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t *graph,
+                                    uint64_t node, int has_node, uint64_t ns);
+/* cupti.c: a graph node's capture context (CUPTI's node ids), passed on to its clones. */
+void nvtxcorr_prof_ctx_node_set(uint64_t node, uint32_t ctx);
+int nvtxcorr_prof_ctx_node_get(uint64_t node, uint32_t *ctx);
+void nvtxcorr_prof_ctx_node_clone(uint64_t original, uint64_t clone);
+void nvtxcorr_prof_ctx_node_unavailable(const char *why);
+void nvtxcorr_prof_ctx_fork(nvtxcorr_fork_t phase);
+/* The summary's rows: one per (context, label), the launches' CPU side and the operations'
+ * GPU side; `sorted` orders them by path, then label. site_launches/_ns: each site's own
+ * counts; what the threads' context tables lack of them (launches made before an NVTX
+ * instance took the tool, or without one) are rows of context []. */
+typedef struct prof_ctx_row {
+    uint32_t ctx, label, site;
+    uint64_t launches, cpu_ns, gpu_kernels, gpu_ns;
+} prof_ctx_row_t;
+size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **rows, const uint32_t **sorted,
+                              const uint64_t *site_launches, const uint64_t *site_ns,
+                              uint32_t nsites);
+const char *nvtxcorr_prof_ctx_row_label(const prof_ctx_row_t *r);
+/* Why there is no context, or how many graph operations lack their node's: NULL when none. */
+const char *nvtxcorr_prof_ctx_note(void);
+void nvtxcorr_prof_ctx_set_note(const char *why);
 
 /* ---- clock (clock.c) ----
  * rdtsc where the CPU reports an invariant TSC and the kernel itself keeps time with it (so
@@ -328,12 +378,20 @@ void nvtxcorr_prof_cupti_fork(nvtxcorr_fork_t phase); /* cupti.c: the spare buff
 /* gpu.c's input, from cupti.c's records: a buffer's correlations and operations, between
  * begin_buffer and end_buffer. */
 typedef enum { PROF_GPU_KERNEL, PROF_GPU_MEMCPY, PROF_GPU_MEMSET } prof_gpu_op_kind_t;
+/* What CUPTI's record says of an operation besides its time, kept for the trace's GPU events
+ * (Kineto writes them: "grid", "block", "graph id", "graph node id"). In a graph replay
+ * graph_node_id is the *executable* graph's node (CUPTI's graphNodeId). */
+typedef struct prof_gpu_shape {
+    uint32_t grid[3], block[3]; /* a kernel's; 0 for a memcpy or memset */
+    uint32_t graph_id;          /* CUPTI's graphId: 0 outside a graph replay */
+    uint64_t graph_node_id;
+} prof_gpu_shape_t;
 typedef struct prof_gpu_op {
     prof_gpu_op_kind_t kind;
     const char *name; /* a kernel's, as CUPTI gives it (NULL: unknown) */
     uint32_t corr, device, stream;
     uint64_t start, end;
-    int graph; /* a node of a graph replay */
+    prof_gpu_shape_t shape; /* shape.graph_id != 0: a node of a graph replay */
 } prof_gpu_op_t;
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
 /* CUPTI's correlation id corr was made under nvtxcorr's external id ext. */
@@ -354,10 +412,18 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
                                                    const nvtxcorr_label_t *label);
 int nvtxcorr_prof_stats_prepare(void);
 void nvtxcorr_prof_stats_init(void);
-/* trace.c: one GPU operation on its device/stream track, with the arrow from its launch. */
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
-                             const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext);
+/* trace.c: one GPU operation on its device/stream track, with the arrow from its launch and
+ * its program context (args "context", when not []). */
+typedef struct prof_trace_op {
+    const nvtxcorr_profile_site_t *site;   /* its own site (a kernel's, "[memcpy]", "[memset]") */
+    const nvtxcorr_profile_site_t *launch; /* its launch's site, or NULL when unknown */
+    uint32_t device, stream;
+    uint64_t start_ns, dur_ns; /* on the trace's clock */
+    uint64_t ext;              /* the launch's external correlation id, or 0 */
+    const prof_gpu_shape_t *shape;
+    uint32_t ctx; /* its program context (context_stats.c); 0: [] */
+} prof_trace_op_t;
+void nvtxcorr_prof_trace_gpu(const prof_trace_op_t *op);
 /* histogram.c: a percentile of a histogram of n values within [min, max]. */
 uint64_t nvtxcorr_prof_percentile(const uint64_t *hist, uint64_t n, uint64_t min, uint64_t max,
                                   uint64_t per_mille);

@@ -4,10 +4,13 @@
  * handle kind in a lock-free map like the core's labels, found on the slow-path stack at a
  * handle's first launch and forgotten when the core's label for it changes. What a launch is
  * counted under and the per-thread records it is counted in are stats.c's. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "internal.h"
@@ -101,6 +104,7 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
     if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, map, key);
     pl->site = s;
     pl->stream = stream;
+    pl->ctx = nvtxcorr_context_now(); /* one thread-local load: the program's open ranges */
     pl->pushed = 0;
     pl->capturing = 0;
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
@@ -165,6 +169,37 @@ static void child_state(nvtxcorr_fork_t phase)
     nvtxcorr_prof_window_after_fork();
 }
 
+/* Whether `path` names this library (the file, whatever the spelling). */
+static int names_us(const char *path)
+{
+    Dl_info self;
+    struct stat a, b;
+    return dladdr((const void *)names_us, &self) && self.dli_fname && stat(path, &a) == 0 &&
+           stat(self.dli_fname, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Program context asked for (NVTXCORR_CONTEXT=nvtx, which nvtxcorr stat sets) but not to be had:
+ * one line says why, and the summary's context_note. nvtxcorr is the tool only where
+ * NVTX_INJECTION64_PATH names it; another tool there (Nsight's) gets the program's ranges. */
+static void context_check(void)
+{
+    const char *path = nvtxcorr_config.injection;
+    char why[768];
+    if (!nvtxcorr_config.context || (path && names_us(path))) return;
+    if (path)
+        snprintf(why, sizeof why,
+                 "no program context: another NVTX tool is attached (NVTX_INJECTION64_PATH=%s), "
+                 "which gets the program's ranges",
+                 path);
+    else
+        snprintf(
+            why, sizeof why,
+            "no program context: NVTX_INJECTION64_PATH is unset (NVTXCORR_CONTEXT=nvtx sets it "
+            "as the library loads, when preloaded)");
+    nvtxcorr_prof_ctx_set_note(why);
+    nvtxcorr_prof_say("note", why, (char *)NULL);
+}
+
 int nvtxcorr_profile_prepare(void)
 {
     if (nvtxcorr_prof_stats_prepare() != 0) return -1;
@@ -184,12 +219,14 @@ int nvtxcorr_profile_init(void)
      * sites and the thread blocks, and CUPTI's spare buffers. The trace's file lock is the
      * trace's state, reset in the child with the rest of it (nvtxcorr_prof_trace_after_fork). */
     static const nvtxcorr_fork_fn steps[] = {child_state, nvtxcorr_prof_gpu_fork,
-                                             nvtxcorr_prof_stats_fork, nvtxcorr_prof_cupti_fork};
+                                             nvtxcorr_prof_stats_fork, nvtxcorr_prof_cupti_fork,
+                                             nvtxcorr_prof_ctx_fork};
     nvtxcorr_on_fork(steps, sizeof steps / sizeof steps[0]);
     nvtxcorr_on_handles_forgotten(forget);
     /* Whenever trace mode is asked for: a forked child traces again even where the parent's
      * trace stopped (the event itself checks that the trace is on). */
     if (nvtxcorr_config.trace) nvtxcorr_on_graph_event(nvtxcorr_profile_graph_event);
+    context_check();
     nvtxcorr_prof_gpu_start();
     return 0;
 }

@@ -54,6 +54,7 @@ typedef struct nvtxcorr_profile_launch {
     uint64_t start; /* clock ticks (clock.c) */
     uint64_t ns;    /* CPU time inside the real call, set by nvtxcorr_profile_end */
     uint64_t ext;   /* GPU time: the external correlation id pushed to CUPTI, or 0 */
+    uint32_t ctx;   /* program context: the node open on the thread (src/context/), or 0 */
     int pushed, capturing;
 } nvtxcorr_profile_launch_t;
 

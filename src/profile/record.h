@@ -38,6 +38,10 @@ static inline void prof_record(const nvtxcorr_profile_launch_t *pl, int failed)
         atomic_store_explicit(&r->min_ns, ns, memory_order_relaxed);
     if (ns > atomic_load_explicit(&r->max_ns, memory_order_relaxed))
         atomic_store_explicit(&r->max_ns, ns, memory_order_relaxed);
+    if (atomic_load_explicit(&nvtxcorr_context_active, memory_order_relaxed)) {
+        prof_ctx_cell_t *x = nvtxcorr_prof_ctx_cell(t, pl->ctx, id);
+        if (x) PROF_BUMP(x->launches, 1), PROF_BUMP(x->ns, ns);
+    }
     unsigned b = prof_bucket(ns);
     unsigned v = atomic_load_explicit(&r->hist[b], memory_order_relaxed) + 1u;
     if (NVTXCORR_LIKELY(v != PROF_SPILL))

@@ -219,6 +219,10 @@ prof_thread_t *nvtxcorr_prof_thread_attach(void)
          * generation. */
         for (size_t i = 0; i < PROF_MAX_SITES / PROF_CHUNK; i++)
             atomic_store_explicit(&t->chunks[i], NULL, memory_order_relaxed);
+        atomic_store_explicit(&t->ctx_cells, NULL, memory_order_relaxed);
+        t->ctx_used = 0;
+        atomic_store_explicit(&t->ctx_shift, 0, memory_order_relaxed);
+        t->ctx_last = NULL;
         atomic_store_explicit(&t->gen, gen, memory_order_release);
     }
     t->tid = (unsigned)syscall(SYS_gettid);

@@ -454,6 +454,7 @@ static void write_summary(const prof_writer_t *w, prof_out_t *o, const prof_summ
         walk_section(w, o, sum, sec, nl, nk, nsites, 0);
         w->section(o, sum, sec, 1);
     }
+    if (w->contexts) w->contexts(o, sum);
     w->end(o, sum);
 }
 
@@ -462,6 +463,7 @@ static const prof_writer_t *format_of(const char *path)
     size_t n = strlen(path);
     if (n >= 5 && !strcmp(path + n - 5, ".json")) return &nvtxcorr_prof_json_writer;
     if (n >= 4 && !strcmp(path + n - 4, ".csv")) return &nvtxcorr_prof_csv_writer;
+    if (n >= 7 && !strcmp(path + n - 7, ".folded")) return &nvtxcorr_prof_folded_writer;
     return &nvtxcorr_prof_text_writer;
 }
 
@@ -532,11 +534,13 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         if (scratch.launches || scratch.capture) order[nl++] = i;
     }
     static uint32_t kernels[PROF_MAX_SITES];
+    static uint64_t site_launches[PROF_MAX_SITES], site_ns[PROF_MAX_SITES];
     for (uint32_t i = 0; i < nsites; i++) {
         nvtxcorr_profile_site_t *s =
             atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire);
         aggregate_site(s, &scratch);
         finish_agg(&scratch, &site_sum[i]);
+        site_launches[i] = scratch.launches, site_ns[i] = scratch.total;
         tot[PROF_TOT_LAUNCHES] += scratch.launches;
         tot[PROF_TOT_GRAPH_LAUNCHES] += scratch.graph_launches;
         tot[PROF_TOT_ERRORS] += scratch.errors;
@@ -561,6 +565,14 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         tot[PROF_TOT_GPU_UNLABELLED_NS] = unlabelled_ns(nsites, g->by_kernel);
         tot[PROF_TOT_GPU_UNLABELLED_LAUNCH_NS] = unlabelled_ns(nsites, g->by_launch);
     }
+    const nvtxcorr_context_counts_t *cc = &nvtxcorr_context_counts;
+    tot[PROF_TOT_CTX_TRUNCATED] = atomic_load_explicit(&cc->truncated, memory_order_relaxed);
+    tot[PROF_TOT_CTX_OTHER] = atomic_load_explicit(&cc->other, memory_order_relaxed);
+    tot[PROF_TOT_CTX_UNBALANCED] = atomic_load_explicit(&cc->unbalanced, memory_order_relaxed);
+    tot[PROF_TOT_CTX_LONG] = atomic_load_explicit(&cc->long_messages, memory_order_relaxed);
+    tot[PROF_TOT_CTX_INVALID_UTF8] = atomic_load_explicit(&cc->invalid_utf8, memory_order_relaxed);
+    sum.nctx =
+        nvtxcorr_prof_ctx_rows(&sum.ctx_rows, &sum.ctx_order, site_launches, site_ns, nsites);
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
     for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */

@@ -72,7 +72,12 @@ enum { PROF_KIND_CPU = 0, PROF_KIND_GPU = 1, PROF_KIND_CPU_HIST = 2, PROF_KIND_G
     X(GPU_UNCORRELATED, "gpu_uncorrelated_kernels", GPU)                                           \
     X(GPU_UNCORRELATED_NS, "gpu_uncorrelated_ns", GPU)                                             \
     X(GPU_UNLABELLED_NS, "gpu_unlabelled_ns", GPU)                                                 \
-    X(GPU_UNLABELLED_LAUNCH_NS, "gpu_unlabelled_launch_ns", GPU)
+    X(GPU_UNLABELLED_LAUNCH_NS, "gpu_unlabelled_launch_ns", GPU)                                   \
+    X(CTX_TRUNCATED, "context_truncated", CPU)                                                     \
+    X(CTX_OTHER, "context_other", CPU)                                                             \
+    X(CTX_UNBALANCED, "context_unbalanced_pops", CPU)                                              \
+    X(CTX_LONG, "context_long_messages", CPU)                                                      \
+    X(CTX_INVALID_UTF8, "context_invalid_utf8", CPU)
 
 /* The sections, in the order written: X(id, JSON key, CSV section); LAUNCH_GPU (labels by the
  * GPU time their launches caused) is a table of the text format only. */
@@ -127,6 +132,10 @@ typedef struct prof_summary {
     int gpu; /* GPU time is in this summary: the GPU totals and sections have values */
     uint64_t end_ns;
     const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
+    /* by program context (context_stats.c): rows[order[0..n)] */
+    const prof_ctx_row_t *ctx_rows;
+    const uint32_t *ctx_order;
+    size_t nctx;
 } prof_summary_t;
 
 /* A format: begin, then each section in PROF_SECTIONS order (section(.., 0), its records,
@@ -139,8 +148,16 @@ typedef struct prof_writer {
     void (*section)(prof_out_t *o, const prof_summary_t *s, int section, int end);
     void (*record)(prof_out_t *o, const prof_summary_t *s, int section, const prof_row_t *r);
     void (*end)(prof_out_t *o, const prof_summary_t *s);
+    /* The by-context rows, after the sections and before end (NULL: the format has none). */
+    void (*contexts)(prof_out_t *o, const prof_summary_t *s);
 } prof_writer_t;
 extern const prof_writer_t nvtxcorr_prof_json_writer, nvtxcorr_prof_csv_writer,
-    nvtxcorr_prof_text_writer;
+    nvtxcorr_prof_text_writer, nvtxcorr_prof_folded_writer;
+/* summary_context.c: the by-context rows as CSV lines and as the text table's tree. */
+void nvtxcorr_prof_csv_contexts(prof_out_t *o, const prof_summary_t *s);
+void nvtxcorr_prof_text_contexts(prof_out_t *o, const prof_summary_t *s);
+/* summary_csv.c: one CSV line in the common columns. */
+void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *const *text,
+                            const uint64_t *v, uint32_t have);
 
 #endif

@@ -12,8 +12,8 @@ static const int graph_column[PROF_ROW_N] = {
     [PROF_F_GPU_MAX] = PROF_G_MAX + 1,         [PROF_F_GPU_MEAN] = PROF_G_MEAN + 1,
     [PROF_F_GPU_P50] = PROF_G_P50 + 1,         [PROF_F_GPU_P99] = PROF_G_P99 + 1};
 
-static void line(prof_out_t *o, const char *section, const char *const *text, const uint64_t *v,
-                 uint32_t have)
+void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *const *text,
+                            const uint64_t *v, uint32_t have)
 {
     nvtxcorr_out_str(o, section);
     for (int i = 0; i < PROF_TEXT_N; i++) {
@@ -47,7 +47,7 @@ static void section(prof_out_t *o, const prof_summary_t *s, int sec, int end)
     if (!end || sec != PROF_SEC_KERNELS || s->total[PROF_TOT_UNCOUNTED] == 0) return;
     static const char *const none[PROF_TEXT_N];
     uint64_t v[PROF_ROW_N] = {[PROF_F_LAUNCHES] = s->total[PROF_TOT_UNCOUNTED]};
-    line(o, "uncounted_at_start", none, v, 1u << PROF_F_LAUNCHES);
+    nvtxcorr_prof_csv_line(o, "uncounted_at_start", none, v, 1u << PROF_F_LAUNCHES);
 }
 
 static void record(prof_out_t *o, const prof_summary_t *s, int sec, const prof_row_t *r)
@@ -56,14 +56,14 @@ static void record(prof_out_t *o, const prof_summary_t *s, int sec, const prof_r
     const char *name = nvtxcorr_prof_section_csv[sec];
     if (name == NULL) return;
     if (sec != PROF_SEC_GRAPHS) {
-        line(o, name, r->text, r->v, r->have);
+        nvtxcorr_prof_csv_line(o, name, r->text, r->v, r->have);
         return;
     }
     uint64_t v[PROF_ROW_N] = {0};
     uint32_t have = 0;
     for (int i = 0; i < PROF_ROW_N; i++)
         if (graph_column[i]) v[i] = r->v[graph_column[i] - 1], have |= 1u << i;
-    line(o, name, r->text, v, have);
+    nvtxcorr_prof_csv_line(o, name, r->text, v, have);
 }
 
 /* A window's summary (NVTXCORR_WINDOW) ends with one "window" row: label the reason, name
@@ -86,4 +86,5 @@ static void end(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_str(o, "\n");
 }
 
-const prof_writer_t nvtxcorr_prof_csv_writer = {NULL, begin, section, record, end};
+const prof_writer_t nvtxcorr_prof_csv_writer = {NULL,   begin, section,
+                                                record, end,   nvtxcorr_prof_csv_contexts};

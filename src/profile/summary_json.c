@@ -97,6 +97,8 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
                                : ", \"gpu_time\": false, \"gpu_time_note\": ");
     nvtxcorr_out_json(o, s->window ? "GPU time is not split by window in this version"
                                    : nvtxcorr_prof_gpu_note());
+    nvtxcorr_out_str(o, ", \"context_note\": ");
+    nvtxcorr_out_json(o, nvtxcorr_prof_ctx_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");
     nvtxcorr_out_u64(o, PROF_EXACT);
     nvtxcorr_out_str(o, ", \"sub_buckets\": ");
@@ -168,10 +170,45 @@ static void record(prof_out_t *o, const prof_summary_t *s, int sec, const prof_r
     nvtxcorr_out_str(o, "}");
 }
 
+/* One row per (context path, label), docs/profile.md: "contexts". GPU values are null without
+ * GPU time. */
+static void contexts(prof_out_t *o, const prof_summary_t *s)
+{
+    nvtxcorr_out_str(o, ",\n \"contexts\": [");
+    for (size_t i = 0; i < s->nctx; i++) {
+        const prof_ctx_row_t *r = &s->ctx_rows[s->ctx_order[i]];
+        uint32_t path[NVTXCORR_CONTEXT_PATH_MAX];
+        unsigned n = nvtxcorr_context_path(r->ctx, path, NVTXCORR_CONTEXT_PATH_MAX);
+        nvtxcorr_out_str(o, i ? ",\n  {\"context\": [" : "\n  {\"context\": [");
+        for (unsigned e = 0; e < n; e++) {
+            if (e) nvtxcorr_out_str(o, ", ");
+            nvtxcorr_out_json(o, nvtxcorr_context_name(path[e]));
+        }
+        nvtxcorr_out_str(o, "], \"label\": ");
+        nvtxcorr_out_json(o, nvtxcorr_prof_ctx_row_label(r));
+        nvtxcorr_out_str(o, ", \"launches\": ");
+        nvtxcorr_out_u64(o, r->launches);
+        nvtxcorr_out_str(o, ", \"gpu_kernels\": ");
+        if (s->gpu)
+            nvtxcorr_out_u64(o, r->gpu_kernels);
+        else
+            nvtxcorr_out_str(o, "null");
+        nvtxcorr_out_str(o, ", \"gpu_ns\": ");
+        if (s->gpu)
+            nvtxcorr_out_u64(o, r->gpu_ns);
+        else
+            nvtxcorr_out_str(o, "null");
+        nvtxcorr_out_str(o, ", \"cpu_ns\": ");
+        nvtxcorr_out_u64(o, r->cpu_ns);
+        nvtxcorr_out_str(o, "}");
+    }
+    nvtxcorr_out_str(o, "]");
+}
+
 static void end(prof_out_t *o, const prof_summary_t *s)
 {
     (void)s;
     nvtxcorr_out_str(o, "}\n");
 }
 
-const prof_writer_t nvtxcorr_prof_json_writer = {NULL, begin, section, record, end};
+const prof_writer_t nvtxcorr_prof_json_writer = {NULL, begin, section, record, end, contexts};

@@ -239,4 +239,5 @@ static void end(prof_out_t *o, const prof_summary_t *s)
     (void)o, (void)s;
 }
 
-const prof_writer_t nvtxcorr_prof_text_writer = {measure, begin, section, record, end};
+const prof_writer_t nvtxcorr_prof_text_writer = {measure, begin, section,
+                                                 record,  end,   nvtxcorr_prof_text_contexts};

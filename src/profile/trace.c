@@ -1,28 +1,16 @@
-/* Trace mode (NVTXCORR_TRACE): a trace-event file (Perfetto, chrome://tracing) in one of two
- * forms. Times in microseconds from the start of profile mode.
- * - kineto (the default for a path ending .json; NVTXCORR_TRACE_FORMAT=kineto): the dialect
- *   of PyTorch's profiler (Kineto), which Holistic Trace Analysis reads and nothing else: a
- *   JSON object, its top-level fields in trace_meta.c, its events in "traceEvents". A launch
- *   is a "user_annotation" slice named by its label, around a "cuda_runtime" or
- *   "cuda_driver" slice named by the entry point called (cudaLaunchKernel, cuGraphLaunch,
- *   ...); each GPU operation a "kernel" (or "gpu_memcpy", "gpu_memset") slice on its device
- *   and stream's track and a "gpu_user_annotation" slice of exactly its span named by its
- *   launch's label; an "ac2g" arrow from launch to operation. Written "{...,"traceEvents": [",
- *   events, and at a normal close "]", deviceProperties and "}": a file cut short by SIGKILL
- *   reads as strict JSON with "]}" appended.
- * - chrome (NVTXCORR_TRACE_FORMAT=chrome, the default for any other path): the array form,
- *   one complete ("X") event per launch on its thread named by its label, the GPU operations
- *   on their tracks. It starts "[" and ends "]" at a normal close; append "]" to a file cut
- *   short.
- * Both have an instant event per graph instantiation or update.
+/* Trace mode (NVTXCORR_TRACE): a trace-event file (Perfetto, chrome://tracing, HTA) in one
+ * of two forms, each in its own file behind trace.h: trace_kineto.c (the default for a path
+ * ending .json) and trace_chrome.c. This file keeps what they share: the file, its pages, the
+ * per-thread buffers, the cap and the close. Times in microseconds from the start of profile
+ * mode. Both forms have an instant event per graph instantiation or update (here).
  *
  * Streamed with bounded memory: each thread formats its events into its own 64 KiB buffer,
  * written to the file (one write(2), O_APPEND) when it fills, when the thread exits and at
  * process exit. Trace viewers accept the file unterminated: after its head each event is
  * written as ",\n{...}", so a file cut short by SIGKILL is a valid prefix. At a normal close
- * the pages' blank padding is squeezed out and the end appended. NVTXCORR_TRACE_MAX_MB caps
- * the file; past it recording stops, with one warning. A failed write (ENOSPC, EFBIG) or a
- * descriptor that is no longer the file created (the program closed it and may have reused
+ * the pages' blank padding is squeezed out and the form's end appended. NVTXCORR_TRACE_MAX_MB
+ * caps the file; past it recording stops, with one warning. A failed write (ENOSPC, EFBIG) or
+ * a descriptor that is no longer the file created (the program closed it and may have reused
  * the number) stops it too, said once: nothing is ever written to a descriptor that does not
  * name our file, nor after the end (writes are made under one lock, which the close takes
  * last).
@@ -30,22 +18,7 @@
  * Each buffer has a tiny lock (`busy`) between its owner writing it out and the exit path
  * writing it out; the owner appends events without it, past `committed`, which only it moves
  * forward (release) and only it resets (under the lock). A forked child opens its own file
- * (name it with %p) at its first write, so a child that only execs leaves no file.
- *
- * Facts about HTA (hta/ in facebookresearch/HolisticTraceAnalysis) the kineto form relies on,
- * besides trace_meta.c's:
- * - A GPU operation is an event whose args have "stream" (breakdown_analysis.py keeps
- *   `stream != -1`, the default when absent): only GPU operations carry "stream" (the CPU
- *   side has no stream, as in Kineto).
- * - get_gpu_kernel_breakdown sums "dur" per "name" of those; kernels are told from memory
- *   operations by name (utils.py, is_memory_kernel: "Memcpy", "Memset").
- * - get_gpu_user_annotation_breakdown sums "dur" per "name" of cat "gpu_user_annotation"
- *   (with use_gpu_annotation=False, of cat "user_annotation").
- * - trace.py joins CPU and GPU events on args "correlation"; "External id" is Kineto's link
- *   to the operator: both are the launch's external correlation id (cupti.c), kept below
- *   2^63 (pandas reads int64).
- * - trace_parser.py rounds fractional microseconds (ts up, end down) unless
- *   HTA_DISABLE_NS_ROUNDING=1. */
+ * (name it with %p) at its first write, so a child that only execs leaves no file. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -56,10 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
-
-/* Appends a string literal at p + n. */
-#define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
+#include "trace.h"
 
 _Atomic int nvtxcorr_prof_tracing;
 static int trace_fd = -1;
@@ -68,7 +38,7 @@ static _Atomic int open_state;        /* 0 to open, 1 opening, 2 open, 3 failed 
 static _Atomic uint64_t trace_written;
 static _Atomic int trace_closed, cap_warned, stopped;
 static uint64_t trace_cap;
-static int kineto; /* the kineto form (set once, before the file opens) */
+static const prof_trace_form_t *form; /* set once, before the file opens */
 /* The file's lock, held for each write to it: writes stay whole pages and in order even
  * when one fails part-way (the part is cut back before the next), and nothing is written
  * once the file is closed. `holding` lets a signal handler that interrupted the holder on
@@ -175,12 +145,7 @@ static int open_file(void)
     trace_dev = (uint64_t)st.st_dev, trace_ino = (uint64_t)st.st_ino;
     char p[PROF_TRACE_PAGE], num[24];
     size_t n = 0, k = nvtxcorr_fmt_u64(num, (uint64_t)nvtxcorr_prof_process.pid);
-    if (kineto) {
-        n = nvtxcorr_prof_kineto_head(p);
-        p[n++] = '\n';
-    } else {
-        p[n++] = '[';
-    }
+    n = form->head(p);
     PUT("{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
     memcpy(p + n, num, k), n += k;
     PUT(",\"tid\":0,\"args\":{\"name\":\"nvtxcorr pid ");
@@ -316,6 +281,16 @@ static void commit(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
+char *nvtxcorr_prof_trace_reserve(prof_thread_t **out, size_t need)
+{
+    return nvtxcorr_profile_tracing() ? reserve(out, need) : NULL;
+}
+
+void nvtxcorr_prof_trace_commit(prof_thread_t *t, size_t len)
+{
+    commit(t, len);
+}
+
 /* For a launch's events, whose length is known only once formatted: room for up to `max`
  * bytes at the end of the calling thread's buffer, plus a page, so that commit_moved can
  * move them to the next page when they cross one. Reserving the worst case within the page
@@ -351,107 +326,6 @@ static void commit_moved(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
-static size_t fmt_hex(char *p, uint64_t v)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t digits = v ? (size_t)(67 - __builtin_clzll(v)) / 4 : 1;
-    for (size_t i = digits; i-- > 0; v >>= 4)
-        p[i] = hex[v & 15];
-    return digits;
-}
-
-/* ns as microseconds with three decimals. */
-static size_t fmt_us(char *p, uint64_t ns)
-{
-    size_t n = nvtxcorr_fmt_u64(p, ns / 1000);
-    unsigned f = (unsigned)(ns % 1000);
-    p[n] = '.', p[n + 1] = (char)('0' + f / 100), p[n + 2] = (char)('0' + f / 10 % 10);
-    p[n + 3] = (char)('0' + f % 10);
-    return n + 4;
-}
-
-/* ",\"pid\":P,\"tid\":T,\"ts\":U.UUU"; the constant part is kept per thread. */
-static size_t fmt_where(char *out, prof_thread_t *t, uint64_t ticks)
-{
-    if (t->where_pid != nvtxcorr_prof_process.pid) {
-        char *p = t->where;
-        size_t n = 0;
-        PUT(",\"pid\":");
-        n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
-        PUT(",\"tid\":");
-        n += nvtxcorr_fmt_u64(p + n, t->tid);
-        PUT(",\"ts\":");
-        t->where_len = n;
-        t->where_pid = nvtxcorr_prof_process.pid;
-        t->call_api = NULL;
-    }
-    memcpy(out, t->where, t->where_len);
-    return t->where_len +
-           fmt_us(out + t->where_len, prof_ticks_ns(ticks - nvtxcorr_prof_clock.origin));
-}
-
-/* Kineto's correlation: the external correlation id, as a JSON number pandas reads (int64). */
-static size_t fmt_corr(char *p, uint64_t ext)
-{
-    return nvtxcorr_fmt_u64(p, ext & 0x7fffffffffffffffull);
-}
-
-/* The launch's own part of its call's args: the stream handle (chrome), grid, capture. */
-static size_t fmt_launch_args(char *p, prof_thread_t *t, const nvtxcorr_profile_launch_t *pl,
-                              unsigned gx, unsigned gy, unsigned gz)
-{
-    int graph = pl->site->graph;
-    if (t->args_len == 0 || t->args_stream != pl->stream || t->args_graph != graph ||
-        (!graph && (t->args_grid[0] != gx || t->args_grid[1] != gy || t->args_grid[2] != gz))) {
-        char *q = t->args_text;
-        size_t k = 0;
-        if (!kineto) { /* chrome: the stream handle, after its "stream":"0x */
-            k = fmt_hex(q, (uintptr_t)pl->stream);
-            q[k++] = '"';
-        }
-        if (!graph) {
-            if (k) q[k++] = ',';
-            memcpy(q + k, "\"grid\":[", 8), k += 8;
-            k += nvtxcorr_fmt_u64(q + k, gx);
-            q[k++] = ',';
-            k += nvtxcorr_fmt_u64(q + k, gy);
-            q[k++] = ',';
-            k += nvtxcorr_fmt_u64(q + k, gz);
-            q[k++] = ']';
-        }
-        t->args_stream = pl->stream, t->args_graph = graph;
-        t->args_grid[0] = gx, t->args_grid[1] = gy, t->args_grid[2] = gz;
-        t->args_len = k;
-    }
-    size_t n = t->args_len;
-    memcpy(p, t->args_text, n);
-    if (pl->capturing) {
-        if (n) p[n++] = ',';
-        PUT("\"capture\":true");
-    }
-    return n;
-}
-
-/* The kineto form's call event up to its "ts", for the entry point `api`: category
- * cuda_runtime or cuda_driver (HTA's symbol table tells CPU-side launches by these), named
- * by the entry point. Kept per thread with `where`, which fmt_where has just made. */
-static void call_head(prof_thread_t *t, const char *api)
-{
-    char *p = t->call_head;
-    size_t n = 0, len = strnlen(api, 64);
-    PUT(",\n{\"ph\":\"X\",\"cat\":\"");
-    if (strncmp(api + strspn(api, "_"), "cuda", 4) == 0) /* __cudaLaunchKernel too */
-        PUT("cuda_runtime");
-    else
-        PUT("cuda_driver");
-    PUT("\",\"name\":\"");
-    memcpy(p + n, api, len), n += len;
-    p[n++] = '"';
-    memcpy(p + n, t->where, t->where_len), n += t->where_len;
-    t->call_head_len = n;
-    t->call_api = api;
-}
-
 void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
                             unsigned gy, unsigned gz)
 {
@@ -462,61 +336,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
     if (p == NULL) return;
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
-    if (kineto) {
-        /* The label's user_annotation, then the call, at the same start and duration (their
-         * text copied). */
-        size_t at = n;
-        n += fmt_where(p + n, t, pl->start);
-        size_t ts = at + t->where_len, ts_len = n - ts; /* where_len: as fmt_where made it */
-        PUT(",\"dur\":");
-        size_t dur = n;
-        n += fmt_us(p + n, pl->ns);
-        size_t dur_len = n - dur;
-        p[n++] = '}';
-        if (t->call_api != api) call_head(t, api);
-        memcpy(p + n, t->call_head, t->call_head_len), n += t->call_head_len;
-        memcpy(p + n, p + ts, ts_len), n += ts_len;
-        PUT(",\"dur\":");
-        memcpy(p + n, p + dur, dur_len), n += dur_len;
-        PUT(",\"args\":{");
-        n += fmt_launch_args(p + n, t, pl, gx, gy, gz);
-        if (pl->ext) {
-            if (p[n - 1] != '{') p[n++] = ',';
-            PUT("\"correlation\":");
-            n += fmt_corr(p + n, pl->ext);
-            PUT(",\"External id\":");
-            n += fmt_corr(p + n, pl->ext);
-        }
-        if (p[n - 1] == '{') /* no args: none written (10 bytes a graph launch) */
-            n -= sizeof(",\"args\":{") - 1, p[n++] = '}';
-        else
-            PUT("}}");
-        if (pl->ext) { /* Kineto's arrow start: id the correlation, cat and name "ac2g" */
-            PUT(",\n{\"ph\":\"s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-            n += fmt_corr(p + n, pl->ext);
-            memcpy(p + n, t->where, t->where_len), n += t->where_len;
-            n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin) + pl->ns / 2);
-            p[n++] = '}';
-        }
-        commit_moved(t, n);
-        return;
-    }
-    PUT(",\"stream\":\"0x");
-    n += fmt_launch_args(p + n, t, pl, gx, gy, gz);
-    p[n++] = '}';
-    n += fmt_where(p + n, t, pl->start);
-    PUT(",\"dur\":");
-    n += fmt_us(p + n, pl->ns);
-    p[n++] = '}';
-    if (pl->ext) { /* GPU time: where the arrows to its kernels start, inside the launch */
-        PUT(",\n{\"ph\":\"s\",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":\"0x");
-        n += fmt_hex(p + n, pl->ext);
-        p[n++] = '"';
-        memcpy(p + n, t->where, t->where_len);
-        n += t->where_len;
-        n += fmt_us(p + n, prof_ticks_ns(pl->start - nvtxcorr_prof_clock.origin) + pl->ns / 2);
-        p[n++] = '}';
-    }
+    n += form->launch(p + n, t, pl, api, gx, gy, gz);
     commit_moved(t, n);
 }
 
@@ -524,17 +344,6 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
  * and stream, named once; an arrow ("f", bound to the enclosing slice) from the launch. */
 enum { GPU_TRACKS = 256 };
 static uint64_t gpu_tracks[GPU_TRACKS]; /* device << 32 | stream, + 1; under gpu.c's lock */
-
-static size_t fmt_gpu_where(char *p, uint32_t device, uint32_t stream)
-{
-    size_t n = 0;
-    PUT(",\"pid\":");
-    n += nvtxcorr_fmt_u64(p + n, (uint64_t)nvtxcorr_prof_process.pid);
-    PUT(",\"tid\":");
-    n += nvtxcorr_fmt_u64(p + n, 1000000000ull + device * 1000000ull + stream % 1000000);
-    PUT(",\"ts\":");
-    return n;
-}
 
 static void gpu_track_name(uint32_t device, uint32_t stream)
 {
@@ -549,7 +358,7 @@ static void gpu_track_name(uint32_t device, uint32_t stream)
     if (p == NULL) return;
     size_t n = 0;
     PUT(",\n{\"ph\":\"M\",\"name\":\"thread_name\"");
-    n += fmt_gpu_where(p + n, device, stream);
+    n += prof_fmt_gpu_where(p + n, device, stream);
     PUT("0,\"args\":{\"name\":\"GPU ");
     n += nvtxcorr_fmt_u64(p + n, device);
     PUT(" stream ");
@@ -558,109 +367,15 @@ static void gpu_track_name(uint32_t device, uint32_t stream)
     commit(t, n);
 }
 
-/* The label a launch's events are named by: its label, or the kernel's name for a "-" rule. */
-static const char *label_of(const nvtxcorr_profile_site_t *s)
+void nvtxcorr_prof_trace_gpu(const prof_trace_op_t *op)
 {
-    return s->label_id != PROF_NO_LABEL
-               ? atomic_load_explicit(&nvtxcorr_prof_labels[s->label_id], memory_order_acquire)
-                     ->text
-               : s->function;
-}
-
-/* Kineto's GPU operation: a "kernel", "gpu_memcpy" or "gpu_memset" slice with args device,
- * stream, correlation and External id (the memory operations named as CUPTI's records are in
- * Kineto, "Memcpy ..."/"Memset ...", which HTA tells from kernels by); then the launch's
- * label as a gpu_user_annotation of exactly its span, and the arrow's end. */
-static size_t fmt_gpu_kineto(char *p, const nvtxcorr_profile_site_t *s,
-                             const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
-{
-    size_t n = 0;
-    int memcpy_op = strcmp(s->name, "[memcpy]") == 0, memset_op = strcmp(s->name, "[memset]") == 0;
-    PUT(",\n{\"ph\":\"X\",\"cat\":\"");
-    if (memcpy_op)
-        PUT("gpu_memcpy\",\"name\":\"Memcpy (graph node)");
-    else if (memset_op)
-        PUT("gpu_memset\",\"name\":\"Memset (graph node)");
-    else
-        PUT("kernel\",\"name\":\""), n += nvtxcorr_fmt_json(p + n, 2000, s->name);
-    p[n++] = '"';
-    size_t where = n;
-    n += fmt_gpu_where(p + n, device, stream);
-    n += fmt_us(p + n, start_ns);
-    PUT(",\"dur\":");
-    n += fmt_us(p + n, dur_ns);
-    size_t span_len = n - where;
-    PUT(",\"args\":{\"device\":");
-    n += nvtxcorr_fmt_u64(p + n, device);
-    PUT(",\"stream\":");
-    n += nvtxcorr_fmt_u64(p + n, stream);
-    if (ext) {
-        PUT(",\"correlation\":");
-        n += fmt_corr(p + n, ext);
-    }
-    size_t ext_at = n;
-    if (ext) {
-        PUT(",\"External id\":");
-        n += fmt_corr(p + n, ext);
-    }
-    size_t ids_end = n;
-    PUT("}}");
-    if (launch == NULL) return n; /* an operation whose launch is not known has no label */
-    PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu_user_annotation\",\"name\":\"");
-    n += nvtxcorr_fmt_json(p + n, 1000, label_of(launch));
-    p[n++] = '"';
-    memmove(p + n, p + where, span_len), n += span_len;
-    PUT(",\"args\":{");
-    memmove(p + n, p + ext_at + 1, ids_end - ext_at - 1), n += ids_end - ext_at - 1;
-    PUT("}}");
-    if (ext) {
-        PUT(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":");
-        n += fmt_corr(p + n, ext);
-        n += fmt_gpu_where(p + n, device, stream);
-        n += fmt_us(p + n, start_ns + dur_ns / 2);
-        p[n++] = '}';
-    }
-    return n;
-}
-
-void nvtxcorr_prof_trace_gpu(const nvtxcorr_profile_site_t *s,
-                             const nvtxcorr_profile_site_t *launch, uint32_t device,
-                             uint32_t stream, uint64_t start_ns, uint64_t dur_ns, uint64_t ext)
-{
-    if (s == NULL || !nvtxcorr_profile_tracing()) return;
-    if (kineto) nvtxcorr_prof_kineto_devices(); /* once, while the driver is known to be up */
-    gpu_track_name(device, stream);
-    /* Formatted here first and reserved at its length: the worst case (3,900 bytes, for names
+    if (op->site == NULL || !nvtxcorr_profile_tracing()) return;
+    gpu_track_name(op->device, op->stream);
+    /* Formatted here first and reserved at its length: the worst case (3,750 bytes, for names
      * escaped six bytes a character) would leave most of each page blank. */
-    char p[3900];
+    char p[PROF_TRACE_EVENT_MAX];
     prof_thread_t *t;
-    size_t n = 0;
-    if (kineto) {
-        n = fmt_gpu_kineto(p, s, launch, device, stream, start_ns, dur_ns, ext);
-    } else {
-        PUT(",\n{\"ph\":\"X\",\"cat\":\"gpu\",\"name\":\"");
-        n += nvtxcorr_fmt_json(p + n, 1000, label_of(s));
-        PUT("\",\"args\":{\"kernel\":\"");
-        n += nvtxcorr_fmt_json(p + n, 2000, s->name);
-        PUT("\"}");
-        size_t where = n;
-        n += fmt_gpu_where(p + n, device, stream);
-        size_t where_len = n - where;
-        n += fmt_us(p + n, start_ns);
-        PUT(",\"dur\":");
-        n += fmt_us(p + n, dur_ns);
-        p[n++] = '}';
-        if (ext) {
-            PUT(",\n{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"gpu\",\"name\":\"launch\",\"id\":\"0x");
-            n += fmt_hex(p + n, ext);
-            p[n++] = '"';
-            memmove(p + n, p + where, where_len);
-            n += where_len;
-            n += fmt_us(p + n, start_ns + dur_ns / 2);
-            p[n++] = '}';
-        }
-    }
+    size_t n = form->gpu(p, op);
     char *room = reserve(&t, n);
     if (room == NULL) return;
     memcpy(room, p, n);
@@ -678,42 +393,17 @@ void nvtxcorr_profile_graph_event(const char *text)
     PUT(",\n{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"graph\",\"name\":\"");
     n += nvtxcorr_fmt_json(p + n, 2048, text);
     p[n++] = '"';
-    n += fmt_where(p + n, t, now);
+    n += prof_fmt_where(p + n, t, now);
     p[n++] = '}';
     commit(t, n);
 }
 
-/* The constant part of a site's events. Chrome: the launch event up to inside its args.
- * Kineto: the user_annotation up to its "pid", args only for a label's category; the raw
- * kernel name is on the kernel's GPU event, as in Kineto (on the CPU side it was a third of
- * the bytes per launch, and writing the file is most of the trace's cost). */
+/* The constant part of a site's events (the form's prefix), made once per site. */
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
 {
     char *p = malloc(3200);
     if (p == NULL) return;
-    size_t n = 0;
-    PUT(",\n{\"ph\":\"X\",\"name\":\"");
-    n += nvtxcorr_fmt_json(p + n, 1000, label ? label : s->function);
-    PUT("\",\"cat\":\"");
-    if (kineto) {
-        PUT("user_annotation\"");
-        if (category) {
-            PUT(",\"args\":{\"category\":\"");
-            n += nvtxcorr_fmt_json(p + n, 100, category);
-            PUT("\"}");
-        }
-    } else {
-        n += nvtxcorr_fmt_json(p + n, 100, category ? category : s->graph ? "graph" : "kernel");
-        PUT("\",\"args\":{");
-        if (s->graph) {
-            PUT("\"graph\":true");
-        } else {
-            PUT("\"kernel\":\"");
-            n += nvtxcorr_fmt_json(p + n, 2000, s->name);
-            p[n++] = '"';
-        }
-    }
-    s->trace_prefix_len = n;
+    s->trace_prefix_len = form->prefix(p, s, label, category);
     s->trace_prefix = p;
 }
 
@@ -722,9 +412,10 @@ int nvtxcorr_prof_trace_init(void)
     trace_cap = (uint64_t)nvtxcorr_config.trace_max_mb << 20;
     const char *path = nvtxcorr_prof_process.trace_path;
     size_t len = strlen(path);
-    kineto = nvtxcorr_config.trace_format == NVTXCORR_TRACE_KINETO ||
-             (nvtxcorr_config.trace_format == NVTXCORR_TRACE_BY_PATH && len >= 5 &&
-              strcmp(path + len - 5, ".json") == 0);
+    int kineto = nvtxcorr_config.trace_format == NVTXCORR_TRACE_KINETO ||
+                 (nvtxcorr_config.trace_format == NVTXCORR_TRACE_BY_PATH && len >= 5 &&
+                  strcmp(path + len - 5, ".json") == 0);
+    form = kineto ? &nvtxcorr_prof_trace_kineto : &nvtxcorr_prof_trace_chrome;
     if (ensure_open() != 0) return -1;
     atomic_store(&nvtxcorr_prof_tracing, 1);
     return 0;
@@ -794,12 +485,9 @@ void nvtxcorr_prof_trace_finish(int from_signal)
     if (atomic_load(&open_state) == 2 && err != EBADF && owned()) {
         off_t size = squeeze(); /* -1: left as it was (an append-only file), still whole */
         struct stat st;
-        if (size != 0 && kineto) {
-            char end[4200] = "\n]";
-            size_t n = 2 + nvtxcorr_prof_kineto_tail(end + 2, sizeof end - 2);
-            nvtxcorr_write_full(trace_fd, end, n);
-        } else if (size != 0) {
-            nvtxcorr_write_full(trace_fd, "\n]\n", 3);
+        if (size != 0) {
+            static char end[4200]; /* finish() only, which runs once */
+            nvtxcorr_write_full(trace_fd, end, form->tail(end, sizeof end));
         } else if (size == 0 && lstat(nvtxcorr_prof_process.trace_path, &st) == 0 &&
                    (uint64_t)st.st_dev == trace_dev && (uint64_t)st.st_ino == trace_ino) {
             unlink(nvtxcorr_prof_process.trace_path); /* not even its head fitted */

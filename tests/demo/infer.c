@@ -2,8 +2,11 @@
  * the kernels a real LLM server launches (GEMMs, flash attention, norms, rotary embedding,
  * NCCL all-reduce, Triton and PyTorch elementwise kernels), then one decode step is captured
  * into a CUDA graph (with a memset node) and replayed, as vLLM does. No GPU is needed: kernels do
- * not compute. */
+ * not compute. Like a framework, it says where it is with NVTX ranges (prefill, layers.N, attn,
+ * mlp, sampler, serve/step): under `nvtxcorr stat` they are the program context of every
+ * kernel, the decode graph's replayed ones included (docs/profile.md, Program context). */
 #include <cuda.h>
+#include <nvtx3/nvToolsExt.h>
 #include <stdio.h>
 
 static const char image[] =
@@ -40,19 +43,27 @@ static void launch(int which, CUstream s, unsigned grid)
 }
 
 /* One transformer layer; `attention` is the prefill or the decode attention kernel. */
-static void layer(CUstream s, int attention, unsigned tokens)
+static void layer(CUstream s, int l, int attention, unsigned tokens)
 {
+    char name[16];
+    snprintf(name, sizeof name, "layers.%d", l);
+    nvtxRangePushA(name);
+    nvtxRangePushA("attn");
     launch(NORM, s, tokens);
     launch(GEMM, s, tokens); /* qkv projection */
     launch(ROPE, s, tokens);
     launch(attention, s, tokens);
     launch(GEMM, s, tokens); /* output projection */
     launch(ALLREDUCE, s, 1);
+    nvtxRangePop();
+    nvtxRangePushA("mlp");
     launch(NORM, s, tokens);
     launch(GEMM, s, tokens); /* gate/up */
     launch(SILU, s, tokens);
     launch(GEMM, s, tokens); /* down */
     launch(ALLREDUCE, s, 1);
+    nvtxRangePop();
+    nvtxRangePop();
 }
 
 int main(void)
@@ -72,12 +83,14 @@ int main(void)
         cuModuleGetFunction(&k[i], mod, names[i]);
 
     launch(FILL, s, 64); /* KV-cache init */
+    nvtxRangePushA("prefill");
     for (int l = 0; l < 2; l++)
-        layer(s, FLASH, 512); /* prefill of a 512-token prompt */
+        layer(s, l, FLASH, 512); /* prefill of a 512-token prompt */
+    nvtxRangePop();
 
     cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL);
     for (int l = 0; l < 2; l++)
-        layer(s, SPLITKV, 8); /* one decode step, batch 8 */
+        layer(s, l, SPLITKV, 8); /* one decode step, batch 8 */
     cuStreamEndCapture(s, &g);
     /* The sampler's buffer is cleared inside the graph too: a memset node. */
     CUdeviceptr logits;
@@ -85,11 +98,16 @@ int main(void)
     CUDA_MEMSET_NODE_PARAMS ms = {0};
     if (cuMemAlloc(&logits, 8 * 4096) == CUDA_SUCCESS) {
         ms.dst = logits, ms.elementSize = 1, ms.width = 8 * 4096, ms.height = 1;
+        nvtxRangePushA("sampler");
         cuGraphAddMemsetNode(&clear, g, NULL, 0, &ms, ctx);
+        nvtxRangePop();
     }
     cuGraphInstantiate(&decode, g, 0);
-    for (int step = 0; step < 8; step++)
+    for (int step = 0; step < 8; step++) {
+        nvtxRangePushA("serve/step");
         cuGraphLaunch(decode, s);
+        nvtxRangePop();
+    }
     cuStreamSynchronize(s);
     printf("demo: prefill 23 kernels, decode graph of 22 kernels and a memset replayed 8 times\n");
     return 0;

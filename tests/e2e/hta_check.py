@@ -5,6 +5,8 @@ nanoseconds, for the test to compare with nvtxcorr's own summaries.
 
 usage: hta_check.py TRACE_DIR            the HTA analyses
        hta_check.py --cpu TRACE_DIR      only those of the CPU side (a trace without GPU time)
+       hta_check.py --args TRACE_DIR     every GPU operation's args as HTA's complete parser
+                                         reads them (grid, block)
        hta_check.py --hatchet FILE       the Hatchet tree: GraphFrame.from_literal's totals
 """
 import json
@@ -66,6 +68,27 @@ def gpu_analyses(t, out):
             "kernel_ns": ns(row["kernel_time(us)"])}
 
 
+def gpu_args(trace_dir):
+    """Each GPU operation's name, correlation, grid and block as HTA reads them with
+    ParserConfig's ARGS_COMPLETE (the "grid" and "block" args are objects there: threads::grid
+    and threads::block of hta/configs/event_args_formats/event_args_1.0.0.yaml), by rank."""
+    from hta.common.trace import Trace
+    from hta.configs.parser_config import ParserConfig
+
+    t = Trace(trace_dir=trace_dir, parser_config=ParserConfig(ParserConfig.ARGS_COMPLETE))
+    t.parse_traces()
+    sym = t.symbol_table.sym_table
+    def dim3(v):  # an absent one is its default, the text "[]"
+        return list(v) if not isinstance(v, str) else json.loads(v)
+
+    out = {}
+    for rank, df in t.traces.items():
+        gpu = df[df["stream"].ne(-1)]
+        out[str(rank)] = sorted([sym[r["name"]], int(r["correlation"]), dim3(r["grid"]),
+                                 dim3(r["block"])] for _, r in gpu.iterrows())
+    return out
+
+
 def hatchet(path):
     """Each node's metrics by its frame's path (the label; "" the root), and the inclusive
     ones as Hatchet itself computes them from the exclusive ones."""
@@ -87,6 +110,8 @@ def hatchet(path):
 if __name__ == "__main__":
     if sys.argv[1] == "--hatchet":
         print(json.dumps(hatchet(sys.argv[2])))
+    elif sys.argv[1] == "--args":
+        print(json.dumps(gpu_args(sys.argv[2])))
     elif sys.argv[1] == "--cpu":
         print(json.dumps(hta(sys.argv[2], cpu_only=True)))
     else:

@@ -20,6 +20,8 @@ def test_exports(env):
     expected = ({(h[1], "NVTXCORR_1") for h in hooks if h[5] == "driver"} |
                 {(h[1], "libcudart.so.13") for h in hooks if h[5] == "runtime"} |
                 {("dlsym", "GLIBC_2.34")} |
+                # the NVTX tool's entry (src/context/nvtx_tool.c)
+                {("InitializeInjectionNvtx2", "NVTXCORR_1")} |
                 # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c)
                 {(name, "GLIBC_2.17" if platform.machine() == "aarch64" else "GLIBC_2.2.5")
                  for name in ("sigaction", "signal")})

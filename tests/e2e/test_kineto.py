@@ -2,7 +2,7 @@
 (holistictraceanalysis from PyPI, in build/venv-analysis, which scripts/test makes) loads the
 demo's trace and a 4-rank run, and its analyses give exactly nvtxcorr's own summary on the
 fake CUPTI; a SIGKILLed trace loads once "]}" is appended. The drift test checks, without
-HTA, every field HTA reads on every kind of event (the facts in src/profile/trace.c and
+HTA, every field HTA reads on every kind of event (the facts in src/profile/trace_kineto.c and
 trace_meta.c)."""
 import json
 import os
@@ -161,8 +161,21 @@ def check_kineto_event(e):
         fields(args, {"device": int, "stream": int, "correlation": int, "External id": int}, cat)
         check(args["correlation"] == args["External id"] and 0 < args["correlation"] < 1 << 63,
               f"{e}")
-        if cat != "kernel":
+        # Kineto's names (libkineto MetadataFieldCatalog.h): HTA's complete parser reads grid
+        # and block; graph ids only on a graph replay's operations (copies and sets are here
+        # only as graph nodes)
+        if cat == "kernel":
+            for k in ("grid", "block"):
+                check(isinstance(args.get(k), list) and len(args[k]) == 3 and
+                      all(isinstance(v, int) and v > 0 for v in args[k]), f"{k}: {e}")
+        else:
+            check("grid" not in args and "block" not in args, f"{e}")
             check(e["name"].startswith("Memcpy" if cat == "gpu_memcpy" else "Memset"), f"{e}")
+        check(("graph id" in args) == ("graph node id" in args) and
+              ("graph id" in args or cat == "kernel"), f"graph ids: {e}")
+        if "graph id" in args:
+            fields(args, {"graph id": int, "graph node id": int}, cat)
+            check(args["graph id"] > 0, f"{e}")
     elif cat == "gpu_user_annotation":
         check("stream" not in args, f"an annotation is not a GPU operation: {e}")
         fields(args, {"External id": int}, cat)
@@ -182,7 +195,7 @@ def check_kineto_event(e):
         check(ph == "i", f"{e}")
     else:
         raise AssertionError(f"an event of no known kind: {e}")
-    return f"{ph} {cat}"
+    return f"{ph} {cat}" + (" of a graph" if cat == "kernel" and "graph id" in args else "")
 
 
 def check_kineto_file(path):
@@ -225,8 +238,8 @@ def test_kineto_fields_hta_reads(env):
             env.run([env.prog(prog), *args], env={"NVTXCORR_TRACE": trace})
             kinds |= check_kineto_file(trace)[1]
         want = {"M process_name", "M thread_name", "X user_annotation", "X cuda_driver",
-                "X cuda_runtime", "X kernel", "X gpu_memset", "X gpu_user_annotation",
-                "s ac2g", "f ac2g", "i graph"}
+                "X cuda_runtime", "X kernel", "X kernel of a graph", "X gpu_memset",
+                "X gpu_user_annotation", "s ac2g", "f ac2g", "i graph"}
         check(kinds == want, f"kinds of events: {sorted(kinds)}, expected {sorted(want)}")
     with tempfile.TemporaryDirectory() as tmp:  # the launchers' variables
         for extra, info in (({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "8",
@@ -242,6 +255,84 @@ def test_kineto_fields_hta_reads(env):
             check(got == info, f"{extra}: distributedInfo {d['distributedInfo']}")
             os.unlink(trace)
 
+
+# ---- grid, block and graph ids on the GPU events ----------------------------------------------
+DEMO_BLOCK = [128, 1, 1]  # tests/demo/infer.c: launch() gives every kernel 128 threads
+
+
+def demo_gpu_ops(env, tmp):
+    """The demo's Kineto trace with GPU time, in tmp/traces: its events, and its GPU
+    operations by correlation."""
+    os.mkdir(os.path.join(tmp, "traces"))
+    trace = os.path.join(tmp, "traces", "demo.json")
+    run = env.run([demo(env)], tool=False,
+                  env=gpu_env(env, tmp, trace, os.path.join(tmp, "p.json")))
+    check(run.rc == 0 and run.err == "", run.err)
+    events = json.load(open(trace))["traceEvents"]
+    ops = {}
+    for e in events:
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"):
+            ops.setdefault(e["args"]["correlation"], []).append(e)
+    return events, ops
+
+
+@scenario
+def test_kineto_grid_block_graph_ids(env):
+    """Each GPU operation's grid, block, graph id and graph node id are its launch's, exactly
+    (the fake CUPTI reports what the fake driver ran): a kernel launched alone has the grid of
+    its cuda_driver call (joined on correlation, the grid the hook saw) and the demo's block,
+    and no graph ids; in each of the 8 replays of the decode graph the operations carry one
+    graph id and the node ids 1..23, the kernels in node order the grids of the captured
+    launches in capture order, the memset node (the last added) no grid or block."""
+    with tempfile.TemporaryDirectory() as tmp:
+        events, ops = demo_gpu_ops(env, tmp)
+        calls = [e for e in events if e.get("cat") == "cuda_driver"]
+        alone = [c for c in calls if c["name"] == "cuLaunchKernel" and "capture" not in c["args"]]
+        captured = [c for c in calls if c["name"] == "cuLaunchKernel" and "capture" in c["args"]]
+        replays = [c for c in calls if c["name"] == "cuGraphLaunch"]
+        check((len(alone), len(captured), len(replays)) == (23, 22, 8),
+              f"{len(alone)} launches, {len(captured)} captured, {len(replays)} replays")
+        for c in alone:
+            got = ops.get(c["args"]["correlation"], [])
+            check(len(got) == 1 and got[0]["args"]["grid"] == c["args"]["grid"] and
+                  got[0]["args"]["block"] == DEMO_BLOCK and "graph id" not in got[0]["args"],
+                  f"launch {c}: {got}")
+        check(len({tuple(c["args"]["grid"]) for c in alone}) == 3, "grids 64, 512 and 1")
+        graph_ids = set()
+        for c in replays:
+            got = sorted(ops.get(c["args"]["correlation"], []),
+                         key=lambda e: e["args"]["graph node id"])
+            # The exec's nodes, each once, in capture order: node ids are process-wide, as
+            # CUPTI's (the fake numbers nodes as they are made, so an exec's are consecutive).
+            ids = [e["args"]["graph node id"] for e in got]
+            check(len(ids) == 23 and ids == list(range(ids[0], ids[0] + 23)),
+                  f"replay {c}: node ids {ids}")
+            graph_ids |= {e["args"]["graph id"] for e in got}
+            kernels = [e for e in got if e["cat"] == "kernel"]
+            check([e["args"]["grid"] for e in kernels] == [k["args"]["grid"] for k in captured]
+                  and all(e["args"]["block"] == DEMO_BLOCK for e in kernels),
+                  f"replay {c}: grids {[e['args']['grid'] for e in kernels]}")
+            check(got[-1]["cat"] == "gpu_memset" and "grid" not in got[-1]["args"] and
+                  "block" not in got[-1]["args"], f"the memset node: {got[-1]}")
+        check(len(graph_ids) == 1 and min(graph_ids) > 0, f"graph ids {graph_ids}")
+
+
+@scenario
+def test_kineto_hta_reads_grid_block(env):
+    """HTA's complete parser (ParserConfig.ARGS_COMPLETE) reads each GPU operation's grid and
+    block as the trace has them."""
+    analysis_python("hta")
+    with tempfile.TemporaryDirectory() as tmp:
+        _, ops = demo_gpu_ops(env, tmp)
+        want = sorted([e["name"], e["args"]["correlation"], e["args"].get("grid", []),
+                       e["args"].get("block", [])] for es in ops.values() for e in es)
+        got = hta("--args", os.path.join(tmp, "traces"))
+        check(len(want) == 23 + 8 * 23 and got == {"0": want},
+              f"HTA read {got.get('0', got)[:5]}..., the trace has {want[:5]}...")
+        kernels = [w for w in got["0"] if not w[0].startswith("Memset")]
+        check(len(kernels) == 23 + 8 * 22 and
+              all(len(w[2]) == 3 and w[3] == DEMO_BLOCK for w in kernels),
+              f"HTA's grid and block of the kernels: {kernels[:5]}...")
 
 
 # ---- nvtxcorr report --hatchet, --by rank ----------------------------------------------------

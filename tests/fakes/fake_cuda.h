@@ -215,6 +215,7 @@ struct fk_graph;
 
 struct fk_node {
     uint32_t magic;
+    unsigned long long id; /* process-wide, from 1: CUPTI's graph node id (fakecuda_node_id) */
     CUgraphNodeType type;
     struct fk_graph *graph;
     /* kernel nodes */
@@ -249,7 +250,11 @@ static inline int fk_graph_valid(CUgraph g)
 /* ---- activity side channel (fakecuda.h) ---------------------------------------------------- */
 
 extern _Atomic(fakecuda_activity_fn) fk_activity;
-void fk_report_kernel(CUfunction f, const struct fk_stream *s);
+/* The node side channel (fakecuda.h): a node created, or the nodes of an exec cloned. */
+void fk_node_created(struct fk_node *n);
+void fk_nodes_cloned(const struct fk_graph *copy, const struct fk_graph *source);
+void fk_report_kernel(CUfunction f, const struct fk_stream *s, const unsigned grid[3],
+                      const unsigned block[3]);
 void fk_report_graph(CUgraphExec exec, const struct fk_stream *s);
 
 /* ---- misc ------------------------------------------------------------------------------------ */

@@ -210,6 +210,7 @@ int fk_capture_kernel(struct fk_stream *s, CUfunction f, const unsigned grid[3],
         memcpy(n->grid, grid, sizeof(n->grid));
         memcpy(n->block, block, sizeof(n->block));
         n->shmem = shmem;
+        fk_node_created(n);
     }
     pthread_mutex_unlock(&fk_graph_lock);
     if (n != NULL) {

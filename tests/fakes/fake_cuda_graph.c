@@ -89,7 +89,9 @@ struct fk_node *fk_graph_add_node(struct fk_graph *g, CUgraphNodeType type)
     }
     struct fk_node *n = calloc(1, sizeof(*n));
     if (n == NULL) return NULL;
+    static _Atomic unsigned long long next_id;
     n->magic = FK_MAGIC_NODE;
+    n->id = atomic_fetch_add(&next_id, 1) + 1;
     n->type = type;
     n->graph = g;
     g->nodes[g->n++] = n;
@@ -208,6 +210,7 @@ static CUresult fk_add_kernel_node(CUgraphNode *phNode, CUgraph hGraph, const CU
         memcpy(n->block, block, sizeof(n->block));
         n->shmem = shmem;
         *phNode = (CUgraphNode)n;
+        fk_node_created(n);
     }
     pthread_mutex_unlock(&fk_graph_lock);
     return n != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
@@ -351,6 +354,7 @@ static CUresult fk_instantiate(CUgraphExec *phExec, CUgraph hGraph)
     e->next_free = NULL;
     e->magic = FK_MAGIC_EXEC;
     CUgraphExec handle = fk_handle_of(e);
+    fk_nodes_cloned(copy, (struct fk_graph *)hGraph);
     pthread_mutex_unlock(&fk_graph_lock);
     *phExec = handle;
     fk_count(FKC_GRAPH_INSTANTIATE, 1);
@@ -489,8 +493,11 @@ static void fk_collect(const struct fk_graph *g, uint32_t id, const struct fk_st
         } else if ((x->type == CU_GRAPH_NODE_TYPE_KERNEL || x->type == CU_GRAPH_NODE_TYPE_MEMSET) &&
                    *n < cap) {
             const struct fk_func *f = (const struct fk_func *)x->func;
-            ops[(*n)++] = (fakecuda_op_t){x->type == CU_GRAPH_NODE_TYPE_KERNEL ? f->name : NULL, s,
-                                          id, *node};
+            int kernel = x->type == CU_GRAPH_NODE_TYPE_KERNEL;
+            fakecuda_op_t *op = &ops[(*n)++];
+            *op = (fakecuda_op_t){kernel ? f->name : NULL, s, id, x->id, {0}, {0}};
+            if (kernel) memcpy(op->grid, x->grid, sizeof op->grid);
+            if (kernel) memcpy(op->block, x->block, sizeof op->block);
         }
     }
 }
@@ -521,6 +528,39 @@ FK_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
     pthread_mutex_lock(&fk_graph_lock);
     struct fk_node *n = fk_graph_add_node((struct fk_graph *)hGraph, CU_GRAPH_NODE_TYPE_MEMSET);
     if (n != NULL) *phGraphNode = (CUgraphNode)n;
+    if (n != NULL) fk_node_created(n);
     pthread_mutex_unlock(&fk_graph_lock);
     return n != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* ---- node side channel (fakecuda.h), for the fake CUPTI's resource callbacks ---------------- */
+static _Atomic(fakecuda_node_fn) fk_node_hook;
+
+FK_API void fakecuda_set_node_hook(fakecuda_node_fn fn)
+{
+    atomic_store(&fk_node_hook, fn);
+}
+
+FK_API unsigned long long fakecuda_node_id(CUgraphNode node)
+{
+    const struct fk_node *n = (const struct fk_node *)node;
+    return n != NULL && n->magic == FK_MAGIC_NODE ? n->id : 0;
+}
+
+/* Called with fk_graph_lock held: the hook must not call the driver (CUPTI's callback only
+ * asks for node ids, which take no lock). */
+void fk_node_created(struct fk_node *n)
+{
+    fakecuda_node_fn fn = atomic_load(&fk_node_hook);
+    if (fn) fn(0, (CUgraph)n->graph, (CUgraphNode)n, NULL, n->type);
+}
+
+void fk_nodes_cloned(const struct fk_graph *copy, const struct fk_graph *source)
+{
+    fakecuda_node_fn fn = atomic_load(&fk_node_hook);
+    for (size_t i = 0; fn && copy && source && i < copy->n && i < source->n; i++) {
+        fn(1, (CUgraph)copy, (CUgraphNode)copy->nodes[i], (CUgraphNode)source->nodes[i],
+           copy->nodes[i]->type);
+        fk_nodes_cloned(copy->nodes[i]->child, source->nodes[i]->child);
+    }
 }

@@ -10,6 +10,8 @@
  * FAKECUDA_FAIL_LAUNCH=<n> makes every launch return n before anything else is checked, so
  * tests can watch an error travel back through the profiler's wrappers.
  */
+#include <string.h>
+
 #include "fake_cuda.h"
 
 static inline CUresult fk_launch(enum fk_counter variant, CUfunction f, unsigned gx, unsigned gy,
@@ -37,7 +39,7 @@ static inline CUresult fk_launch(enum fk_counter variant, CUfunction f, unsigned
     }
     fk_count(variant, 1);
     if (FK_UNLIKELY(atomic_load_explicit(&fk_activity, memory_order_relaxed) != NULL))
-        fk_report_kernel(f, s);
+        fk_report_kernel(f, s, (const unsigned[3]){gx, gy, gz}, (const unsigned[3]){bx, by, bz});
     return CUDA_SUCCESS;
 }
 
@@ -148,9 +150,11 @@ FK_API void fakecuda_set_activity_hook(fakecuda_activity_fn fn)
     atomic_store(&fk_activity, fn);
 }
 
-void fk_report_kernel(CUfunction f, const struct fk_stream *s)
+void fk_report_kernel(CUfunction f, const struct fk_stream *s, const unsigned grid[3],
+                      const unsigned block[3])
 {
     fakecuda_activity_fn fn = atomic_load(&fk_activity);
-    fakecuda_op_t op = {((const struct fk_func *)f)->name, s, 0, 0};
+    fakecuda_op_t op = {((const struct fk_func *)f)->name, s, 0, 0, {0}, {0}};
+    memcpy(op.grid, grid, sizeof op.grid), memcpy(op.block, block, sizeof op.block);
     if (fn != NULL) fn(&op, 1);
 }

@@ -8,7 +8,10 @@
  * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
  * has an external id pushed (only with DRIVER records on: CUPTI emits it before an API
  * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
- * per memset node of a graph), all with one new correlation id. Durations are deterministic:
+ * per memset node of a graph), all with one new correlation id. A kernel record carries the
+ * grid and block it was launched with (a graph's kernel node: its parameters); in a graph
+ * replay every record carries graphId (the executable graph's number, from 1) and
+ * graphNodeId (the node's position in the graph, from 1). Durations are deterministic:
  * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
  * each other on one GPU timeline that starts no earlier than the launch.
  *
@@ -38,6 +41,14 @@
  *                               client's processing of its first completed buffer is slow
  *   FAKECUPTI_PUSH_FAIL_AFTER=n cuptiActivityPushExternalCorrelationId succeeds n times, then
  *                               returns CUPTI_ERROR_UNKNOWN (0: every push fails)
+ *   FAKECUPTI_NO_GRAPH_CALLBACKS=1  an older CUPTI: cuptiEnableCallback refuses the resource
+ *                               callbacks GRAPHNODE_CREATED/_CLONED (CUPTI_ERROR_INVALID_PARAMETER)
+ *
+ * The callback API's part for graphs: cuptiSubscribe (one subscriber; a second gets
+ * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), cuptiEnableCallback for the resource domain's
+ * GRAPHNODE_CREATED and GRAPHNODE_CLONED, which the fake driver reports (fakecuda_set_node_hook)
+ * on the creating or instantiating thread with a CUpti_GraphData, and cuptiGetGraphNodeId, the
+ * id the replay's records carry as graphNodeId.
  * A forked child records nothing (CUPTI does not follow fork).
  */
 #define _GNU_SOURCE
@@ -347,7 +358,10 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
         k->correlationId = corr;
         k->name = ops[i].name; /* the fake driver keeps names for the process's life */
         k->graphId = ops[i].graph_id, k->graphNodeId = ops[i].node_id;
-        k->gridX = k->gridY = k->gridZ = 1;
+        k->gridX = (int32_t)ops[i].grid[0], k->gridY = (int32_t)ops[i].grid[1];
+        k->gridZ = (int32_t)ops[i].grid[2];
+        k->blockX = (int32_t)ops[i].block[0], k->blockY = (int32_t)ops[i].block[1];
+        k->blockZ = (int32_t)ops[i].block[2];
     }
 }
 
@@ -365,6 +379,76 @@ static void on_launch(const fakecuda_op_t *ops, size_t n)
         op_records_locked(ops, n, corr, launch);
     }
     pthread_mutex_unlock(&lock);
+}
+
+/* ---- the callback API: graph nodes ---- */
+static CUpti_CallbackFunc subscriber_fn;
+static void *subscriber_data;
+static _Atomic int node_cb_enabled[2]; /* GRAPHNODE_CREATED, GRAPHNODE_CLONED */
+
+static void on_node(int cloned, CUgraph graph, CUgraphNode node, CUgraphNode original,
+                    CUgraphNodeType type)
+{
+    if (!atomic_load(&node_cb_enabled[cloned]) || subscriber_fn == NULL) return;
+    CUpti_GraphData g = {0};
+    g.graph = graph, g.node = node, g.originalNode = original, g.nodeType = type;
+    CUpti_ResourceData rd = {0};
+    rd.resourceDescriptor = &g;
+    subscriber_fn(
+        subscriber_data, CUPTI_CB_DOMAIN_RESOURCE,
+        cloned ? CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED : CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED, &rd);
+}
+
+static void *driver_symbol(const char *name)
+{
+    void *driver = dlopen("libcuda.so.1", RTLD_NOW);
+    return driver ? dlsym(driver, name) : NULL;
+}
+
+FC_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                                  void *userdata)
+{
+    configure();
+    if (subscriber == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (subscriber_fn != NULL) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    subscriber_fn = callback, subscriber_data = userdata;
+    *subscriber = (CUpti_SubscriberHandle)&subscriber_fn;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    (void)subscriber;
+    subscriber_fn = NULL;
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                       CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (subscriber == NULL || domain != CUPTI_CB_DOMAIN_RESOURCE)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
+        cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
+        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (getenv("FAKECUPTI_NO_GRAPH_CALLBACKS") && atoi(getenv("FAKECUPTI_NO_GRAPH_CALLBACKS")))
+        return CUPTI_ERROR_INVALID_PARAMETER; /* an older CUPTI: no such callback */
+    void (*set_hook)(fakecuda_node_fn) =
+        (void (*)(fakecuda_node_fn))driver_symbol("fakecuda_set_node_hook");
+    if (set_hook == NULL) return CUPTI_ERROR_NOT_INITIALIZED;
+    atomic_store(&node_cb_enabled[cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED], enable != 0);
+    set_hook(on_node);
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiGetGraphNodeId(CUgraphNode node, uint64_t *id)
+{
+    static unsigned long long (*node_id)(CUgraphNode);
+    if (node_id == NULL)
+        node_id = (unsigned long long (*)(CUgraphNode))driver_symbol("fakecuda_node_id");
+    if (node_id == NULL || id == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    *id = node_id(node);
+    return *id ? CUPTI_SUCCESS : CUPTI_ERROR_INVALID_PARAMETER;
 }
 
 /* ---- the API ---- */

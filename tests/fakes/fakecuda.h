@@ -34,10 +34,23 @@ typedef struct fakecuda_op {
     const char *name;   /* kernel's mangled name; NULL for a memset node */
     const void *stream; /* the stream the launch resolved to */
     unsigned graph_id;  /* 0 outside a graph; otherwise the executable graph's number, from 1 */
-    unsigned long long node_id; /* graph node: its position in the graph, from 1 */
+    unsigned long long node_id; /* graph node: the exec's node's id (fakecuda_node_id) */
+    unsigned grid[3], block[3]; /* a kernel's, as launched (or its node's); 0 for a memset */
 } fakecuda_op_t;
 typedef void (*fakecuda_activity_fn)(const fakecuda_op_t *ops, size_t n);
 void fakecuda_set_activity_hook(fakecuda_activity_fn fn);
+
+/*
+ * Side channel to the fake CUPTI's resource callbacks: every graph node created (stream
+ * capture, cuGraphAdd*Node: cloned 0, original NULL) and every node of an executable graph
+ * cloned from its source node at instantiation (cloned 1), on the calling thread, inside the
+ * call, as CUPTI's CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED / _CLONED. fakecuda_node_id is the
+ * node's process-wide id (cuptiGetGraphNodeId), the graphNodeId of its activity records.
+ */
+typedef void (*fakecuda_node_fn)(int cloned, CUgraph graph, CUgraphNode node, CUgraphNode original,
+                                 CUgraphNodeType type);
+void fakecuda_set_node_hook(fakecuda_node_fn fn);
+unsigned long long fakecuda_node_id(CUgraphNode node);
 
 #ifdef __cplusplus
 }

@@ -59,3 +59,7 @@ void *nvtxcorr_real_dlsym(void *handle, const char *name)
     void nvtxcorr_local_##sym(void) {}
 #define RUNTIME DRIVER
 #include "hooks.def"
+
+/* context/tree.c counts the paths it records as [other] here (context/nvtx_tool.c's). */
+#include "context.h"
+nvtxcorr_context_counts_t nvtxcorr_context_counts;

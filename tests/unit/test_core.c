@@ -12,11 +12,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         void (*run)(void);
-    } areas[] = {{"map", test_map},
-                 {"procaddr", test_procaddr},
-                 {"escape", test_escape},
-                 {"histogram", test_histogram},
-                 {"path", test_path}};
+    } areas[] = {
+        {"map", test_map},       {"context-tree", test_context_tree}, {"procaddr", test_procaddr},
+        {"escape", test_escape}, {"histogram", test_histogram},       {"path", test_path}};
     int ran = 0;
     if (argc == 3 && !strcmp(argv[1], "driver")) {
         test_driver(argv[2]);

@@ -30,6 +30,7 @@ void test_procaddr(void);
 void test_escape(void);
 void test_histogram(void);
 void test_path(void);
+void test_context_tree(void);
 void test_driver(const char *fakes_dir);
 
 #endif

@@ -1,0 +1,448 @@
+/* nvtxcorr as the program's NVTX tool: the entry point InitializeInjectionNvtx2, which every
+ * NVTX instance of the process calls once for itself when NVTX_INJECTION64_PATH names this
+ * library (NVTX3 is header-only: each shared object embedding it has its own function table
+ * and loads the tool on its first call). It fills the range slots of that table, so the
+ * program's pushes and pops keep one stack of context nodes per thread (context.h).
+ *
+ * What is filled: nvtxRangePushA/W/Ex and nvtxRangePop (the default domain),
+ * nvtxDomainRangePushEx/Pop, nvtxDomainCreateA/W, nvtxDomainDestroy and
+ * nvtxDomainRegisterStringA/W. Every other slot (marks, start/end ranges, categories, thread
+ * names, resources) is left empty, which NVTX turns into a no-op once the tool has loaded.
+ *
+ * nvtxcorr's own NVTX instance (emit.c's) is refused: nvtxcorr is no tool for itself, so its
+ * own domain sees no tool, and profile mode runs as it does without one. Ranges of a domain
+ * named `nvtxcorr` are never context; NVTXCORR_CONTEXT_DOMAINS (globs, fnmatch) narrows the
+ * domains that are, the default domain matched as `default`.
+ *
+ * Hostile input is counted, never trusted (context.h): a message is read up to the element's
+ * bound only (a 10 MB message costs what a 256-byte one does), bytes that are not UTF-8 are
+ * written as \xNN, a pop with nothing open is ignored, a push past the depth bound adds no
+ * element but is still matched by its pop. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "context.h"
+#include "nvtxcorr.h"
+
+__thread nvtxcorr_context_thread_t nvtxcorr_context_self __attribute__((tls_model("initial-exec")));
+nvtxcorr_context_counts_t nvtxcorr_context_counts;
+
+#define MAGIC_DOMAIN 0x6e637844u /* "Dxcn" */
+#define MAGIC_STRING 0x6e637853u
+
+/* The opaque handle types of nvToolsExt.h, given a body here: what the program gets from
+ * nvtxDomainCreate* and nvtxDomainRegisterString* of an instance that loaded nvtxcorr. */
+struct nvtxDomainRegistration_st {
+    uint32_t magic;
+    int context; /* its ranges are context */
+    struct nvtxDomainRegistration_st *next;
+    char name[];
+};
+struct nvtxStringRegistration_st {
+    uint32_t magic;
+    uint32_t hash; /* nvtxcorr_context_hash of the element */
+    size_t len;    /* the element, already cut and escaped */
+    char text[];
+};
+
+static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nvtxDomainRegistration_st *domains; /* never freed: handles stay valid */
+static int default_is_context = 1;
+
+/* ---- which domains are context ---- */
+enum { PATTERNS_MAX = 16 };
+static char pattern_text[1024];
+static const char *patterns[PATTERNS_MAX];
+static unsigned npatterns;
+
+static void read_patterns(void)
+{
+    const char *v = nvtxcorr_config_context_domains();
+    if (v == NULL) return;
+    size_t n = strlen(v);
+    if (n >= sizeof pattern_text) n = sizeof pattern_text - 1;
+    memcpy(pattern_text, v, n);
+    for (char *p = pattern_text, *end; p && npatterns < PATTERNS_MAX; p = end) {
+        end = strchr(p, ',');
+        if (end) *end++ = 0;
+        if (*p) patterns[npatterns++] = p;
+    }
+    if (npatterns == 0) patterns[npatterns++] = ""; /* set but empty: no domain */
+}
+
+static int is_context(const char *name)
+{
+    if (!strcmp(name, "nvtxcorr")) return 0;
+    if (npatterns == 0) return 1;
+    for (unsigned i = 0; i < npatterns; i++)
+        if (fnmatch(patterns[i], name, 0) == 0) return 1;
+    return 0;
+}
+
+/* ---- messages into path elements ---- */
+/* The length of the well-formed UTF-8 character at s (RFC 3629: no overlongs, surrogates or
+ * code points past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *s)
+{
+    unsigned c = s[0];
+    if (c >= 0xc2 && c <= 0xdf) return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+    if (c >= 0xe0 && c <= 0xef) {
+        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
+        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
+    }
+    if (c >= 0xf0 && c <= 0xf4) {
+        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
+        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
+    }
+    return 0;
+}
+
+/* A path element: its text, or (registered) the registered string's, never copied. */
+typedef struct element {
+    size_t len;
+    uint32_t hash;
+    const char *text;
+    char buf[NVTXCORR_CONTEXT_ELEMENT_MAX + 1];
+} element_t;
+
+static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size_t i);
+
+/* The common case in one pass: printable ASCII up to the bound, hashed as it is read; anything
+ * else (a byte of 0x80 or more, or a message longer than the bound) goes on slowly. */
+static void from_ascii(element_t *e, const char *m)
+{
+    const unsigned char *s = (const unsigned char *)(m ? m : "[unnamed]");
+    uint32_t h = 2166136261u;
+    size_t i = 0;
+    for (; i < NVTXCORR_CONTEXT_ELEMENT_MAX && s[i] && s[i] < 0x80; i++)
+        h = (h ^ s[i]) * 16777619u;
+    if (NVTXCORR_LIKELY(s[i] == 0)) { /* the message itself is the element */
+        e->text = (const char *)s, e->len = i, e->hash = h;
+        return;
+    }
+    memcpy(e->buf, s, i);
+    from_ascii_slow(e, s, i, i);
+}
+
+static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size_t i)
+{
+    static const char hex[] = "0123456789abcdef";
+    int invalid = 0;
+    while (s[i]) {
+        size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i);
+        if (n == 0) { /* not UTF-8: \xNN */
+            if (o + 4 > NVTXCORR_CONTEXT_ELEMENT_MAX) break;
+            e->buf[o++] = '\\', e->buf[o++] = 'x';
+            e->buf[o++] = hex[s[i] >> 4], e->buf[o++] = hex[s[i] & 15];
+            invalid = 1;
+            i++;
+            continue;
+        }
+        if (o + n > NVTXCORR_CONTEXT_ELEMENT_MAX) break;
+        memcpy(e->buf + o, s + i, n);
+        o += n, i += n;
+    }
+    e->buf[o] = 0;
+    e->text = e->buf, e->len = o, e->hash = nvtxcorr_context_hash(e->buf, o);
+    if (s[i])
+        atomic_fetch_add_explicit(&nvtxcorr_context_counts.long_messages, 1, memory_order_relaxed);
+    if (invalid)
+        atomic_fetch_add_explicit(&nvtxcorr_context_counts.invalid_utf8, 1, memory_order_relaxed);
+}
+
+/* wchar_t is UTF-32 on Linux: encoded as UTF-8; a value that is no code point is escaped. */
+static void from_wide(element_t *e, const wchar_t *m)
+{
+    char buf[4 * NVTXCORR_CONTEXT_ELEMENT_MAX + 8];
+    size_t o = 0;
+    int invalid = 0;
+    for (const wchar_t *w = m ? m : L""; *w && o < sizeof buf - 8; w++) {
+        uint32_t c = (uint32_t)*w;
+        if (c < 0x80) {
+            buf[o++] = (char)c;
+        } else if (c < 0x800) {
+            buf[o++] = (char)(0xc0 | c >> 6), buf[o++] = (char)(0x80 | (c & 63));
+        } else if (c < 0x10000 && (c < 0xd800 || c > 0xdfff)) {
+            buf[o++] = (char)(0xe0 | c >> 12), buf[o++] = (char)(0x80 | (c >> 6 & 63));
+            buf[o++] = (char)(0x80 | (c & 63));
+        } else if (c >= 0x10000 && c <= 0x10ffff) {
+            buf[o++] = (char)(0xf0 | c >> 18), buf[o++] = (char)(0x80 | (c >> 12 & 63));
+            buf[o++] = (char)(0x80 | (c >> 6 & 63)), buf[o++] = (char)(0x80 | (c & 63));
+        } else {
+            buf[o++] = '?';
+            invalid = 1;
+        }
+    }
+    buf[o] = 0;
+    from_ascii(e, buf);
+    if (e->text != e->buf) { /* buf is this function's: the element must outlive it */
+        memcpy(e->buf, e->text, e->len);
+        e->buf[e->len] = 0;
+        e->text = e->buf;
+    }
+    if (invalid)
+        atomic_fetch_add_explicit(&nvtxcorr_context_counts.invalid_utf8, 1, memory_order_relaxed);
+}
+
+static void from_attributes(element_t *e, const nvtxEventAttributes_t *a)
+{
+    if (a == NULL || a->size < NVTX_EVENT_ATTRIB_STRUCT_SIZE) {
+        from_ascii(e, "[unnamed]");
+        return;
+    }
+    switch (a->messageType) {
+    case NVTX_MESSAGE_TYPE_ASCII:
+        from_ascii(e, a->message.ascii);
+        return;
+    case NVTX_MESSAGE_TYPE_UNICODE:
+        from_wide(e, a->message.unicode);
+        return;
+    case NVTX_MESSAGE_TYPE_REGISTERED: {
+        const struct nvtxStringRegistration_st *s = a->message.registered;
+        if (s != NULL && s->magic == MAGIC_STRING) {
+            e->text = s->text, e->len = s->len, e->hash = s->hash;
+            return;
+        }
+        break;
+    }
+    default:
+        break;
+    }
+    from_ascii(e, "[unnamed]");
+}
+
+/* ---- listeners ---- */
+static _Atomic(nvtxcorr_range_fn) listeners[NVTXCORR_CONTEXT_LISTENERS];
+static _Atomic unsigned nlisteners;
+
+int nvtxcorr_context_on_range(nvtxcorr_range_fn fn)
+{
+    for (unsigned i = 0; i < NVTXCORR_CONTEXT_LISTENERS; i++) {
+        nvtxcorr_range_fn none = NULL;
+        if (atomic_compare_exchange_strong(&listeners[i], &none, fn)) {
+            atomic_fetch_add_explicit(&nlisteners, 1, memory_order_release);
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static void tell(int push, const char *domain, const char *message)
+{
+    for (unsigned i = 0; i < NVTXCORR_CONTEXT_LISTENERS; i++) {
+        nvtxcorr_range_fn fn = atomic_load_explicit(&listeners[i], memory_order_acquire);
+        if (fn) fn(push, domain, message);
+    }
+}
+
+/* ---- the stack ---- */
+static int push(nvtxDomainHandle_t d, const element_t *e)
+{
+    if (d != NULL && d->magic != MAGIC_DOMAIN) return -1; /* not a handle of ours */
+    const char *dname = d ? d->name : "";
+    int context = d ? d->context : default_is_context;
+    nvtxcorr_context_thread_t *t = &nvtxcorr_context_self;
+    int level = (int)t->depth;
+    if (context) {
+        if (t->depth < NVTXCORR_CONTEXT_MAX_DEPTH)
+            t->node[t->depth + 1] =
+                nvtxcorr_context_child_hashed(t->node[t->depth], e->text, e->len, e->hash);
+        else
+            atomic_fetch_add_explicit(&nvtxcorr_context_counts.truncated, 1, memory_order_relaxed);
+        t->depth++;
+    }
+    if (atomic_load_explicit(&nlisteners, memory_order_relaxed)) tell(1, dname, e->text);
+    return level;
+}
+
+static int pop(nvtxDomainHandle_t d)
+{
+    if (d != NULL && d->magic != MAGIC_DOMAIN) return -1;
+    int context = d ? d->context : default_is_context;
+    const char *message = NULL;
+    int level = -1;
+    if (context) {
+        nvtxcorr_context_thread_t *t = &nvtxcorr_context_self;
+        if (t->depth == 0) {
+            atomic_fetch_add_explicit(&nvtxcorr_context_counts.unbalanced, 1, memory_order_relaxed);
+        } else {
+            if (t->depth <= NVTXCORR_CONTEXT_MAX_DEPTH)
+                message = nvtxcorr_context_name(t->node[t->depth]);
+            level = (int)--t->depth;
+        }
+    }
+    if (atomic_load_explicit(&nlisteners, memory_order_relaxed)) tell(0, d ? d->name : "", message);
+    return level;
+}
+
+/* ---- the callbacks ---- */
+static int NVTX_API t_RangePushA(const char *m)
+{
+    element_t e;
+    from_ascii(&e, m);
+    return push(NULL, &e);
+}
+static int NVTX_API t_RangePushW(const wchar_t *m)
+{
+    element_t e;
+    from_wide(&e, m);
+    return push(NULL, &e);
+}
+static int NVTX_API t_RangePushEx(const nvtxEventAttributes_t *a)
+{
+    element_t e;
+    from_attributes(&e, a);
+    return push(NULL, &e);
+}
+static int NVTX_API t_RangePop(void)
+{
+    return pop(NULL);
+}
+static int NVTX_API t_DomainRangePushEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a)
+{
+    element_t e;
+    from_attributes(&e, a);
+    return push(d, &e);
+}
+static int NVTX_API t_DomainRangePop(nvtxDomainHandle_t d)
+{
+    return pop(d);
+}
+
+static nvtxStringHandle_t make_string(const element_t *e)
+{
+    struct nvtxStringRegistration_st *s = malloc(sizeof *s + e->len + 1);
+    if (s == NULL) return NULL; /* NVTX's callers treat NULL as "no string" */
+    s->magic = MAGIC_STRING;
+    s->hash = e->hash;
+    s->len = e->len;
+    memcpy(s->text, e->text, e->len);
+    s->text[e->len] = 0;
+    return s; /* never freed: NVTX has no way to unregister a string */
+}
+static nvtxStringHandle_t NVTX_API t_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
+{
+    (void)d;
+    element_t e;
+    from_ascii(&e, s);
+    return make_string(&e);
+}
+static nvtxStringHandle_t NVTX_API t_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
+{
+    (void)d;
+    element_t e;
+    from_wide(&e, s);
+    return make_string(&e);
+}
+
+/* One handle per name, whichever instance asks: a domain created by two shared objects is one
+ * domain. */
+static nvtxDomainHandle_t domain_named(const element_t *e)
+{
+    pthread_mutex_lock(&domain_lock);
+    struct nvtxDomainRegistration_st *d = domains;
+    while (d != NULL && strcmp(d->name, e->text) != 0)
+        d = d->next;
+    if (d == NULL && (d = malloc(sizeof *d + e->len + 1)) != NULL) {
+        d->magic = MAGIC_DOMAIN;
+        memcpy(d->name, e->text, e->len);
+        d->name[e->len] = 0;
+        d->context = is_context(d->name);
+        d->next = domains;
+        domains = d;
+    }
+    pthread_mutex_unlock(&domain_lock);
+    return d;
+}
+static nvtxDomainHandle_t NVTX_API t_DomainCreateA(const char *name)
+{
+    element_t e;
+    from_ascii(&e, name);
+    return domain_named(&e);
+}
+static nvtxDomainHandle_t NVTX_API t_DomainCreateW(const wchar_t *name)
+{
+    element_t e;
+    from_wide(&e, name);
+    return domain_named(&e);
+}
+static void NVTX_API t_DomainDestroy(nvtxDomainHandle_t d)
+{
+    (void)d; /* kept: another instance may hold the same handle */
+}
+
+/* ---- the entry point ---- */
+typedef struct slot {
+    unsigned index;
+    NvtxFunctionPointer fn;
+} slot_t;
+#define SLOT(module, name)                                                                         \
+    {                                                                                              \
+        NVTX_CBID_##module##_##name, (NvtxFunctionPointer)t_##name                                 \
+    }
+static const slot_t core[] = {SLOT(CORE, RangePushEx), SLOT(CORE, RangePushA),
+                              SLOT(CORE, RangePushW), SLOT(CORE, RangePop)};
+static const slot_t core2[] = {
+    SLOT(CORE2, DomainRangePushEx),     SLOT(CORE2, DomainRangePop),
+    SLOT(CORE2, DomainRegisterStringA), SLOT(CORE2, DomainRegisterStringW),
+    SLOT(CORE2, DomainCreateA),         SLOT(CORE2, DomainCreateW),
+    SLOT(CORE2, DomainDestroy)};
+#undef SLOT
+
+static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const slot_t *slots,
+                size_t n)
+{
+    NvtxFunctionTable table = NULL;
+    unsigned size = 0;
+    if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL) return 0;
+    for (size_t i = 0; i < n; i++)
+        if (slots[i].index < size && table[slots[i].index] != NULL)
+            *table[slots[i].index] = slots[i].fn;
+    return 1;
+}
+
+static void setup(void)
+{
+    read_patterns();
+    default_is_context = is_context("default");
+}
+
+/* Whether `fn` is code of this library: the export-table function of nvtxcorr's own NVTX
+ * instance (emit.c's) lies in it. */
+static int ours(const void *fn)
+{
+    Dl_info self, other;
+    return dladdr((const void *)ours, &self) && dladdr(fn, &other) &&
+           self.dli_fbase == other.dli_fbase;
+}
+
+_Atomic int nvtxcorr_context_active;
+
+int nvtxcorr_context_injected(void)
+{
+    return atomic_load_explicit(&nvtxcorr_context_active, memory_order_acquire);
+}
+
+NVTXCORR_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
+int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
+{
+    if (getExportTable == NULL || ours((const void *)getExportTable)) return 0;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, setup);
+    const NvtxExportTableCallbacks *cb = getExportTable(NVTX_ETID_CALLBACKS);
+    if (cb == NULL || cb->struct_size < sizeof *cb || cb->GetModuleFunctionTable == NULL) return 0;
+    const NvtxExportTableVersionInfo *vi = getExportTable(NVTX_ETID_VERSIONINFO);
+    if (vi != NULL && vi->struct_size >= sizeof *vi && vi->SetInjectionNvtxVersion != NULL)
+        vi->SetInjectionNvtxVersion(NVTX_VERSION);
+    if (!fill(cb, NVTX_CB_MODULE_CORE, core, sizeof core / sizeof *core) ||
+        !fill(cb, NVTX_CB_MODULE_CORE2, core2, sizeof core2 / sizeof *core2))
+        return 0;
+    atomic_fetch_add_explicit(&nvtxcorr_context_counts.instances, 1, memory_order_relaxed);
+    atomic_store_explicit(&nvtxcorr_context_active, 1, memory_order_release);
+    return 1;
+}
