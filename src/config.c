@@ -182,8 +182,11 @@ void nvtxcorr_config_read(void)
             nvtxcorr_log(NVTXCORR_LOG_WARN, "NVTXCORR_WINDOW=%s: needs NVTXCORR_PROFILE; ignored",
                          v);
         } else {
+            static nvtxcorr_window_spec_t kept; /* the range's name and domain live here */
+            kept = w;
             c.window_kind = w.kind, c.window_every_ns = w.every_ns;
             c.window_delay_ns = w.delay_ns, c.window_count = w.count;
+            c.window_range = kept.range, c.window_domain = kept.domain[0] ? kept.domain : NULL;
         }
     }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW_SIGNAL))) != NULL) {
@@ -223,9 +226,12 @@ const char *nvtxcorr_config_context_domains(void)
 __attribute__((constructor)) static void context_injection_early(void)
 {
     if (secure_execution() || !truthy(getenv(NVTXCORR_ENV_ENABLE))) return;
-    const char *v = getenv(NVTXCORR_ENV_CONTEXT);
-    if (v == NULL || strcasecmp(v, "nvtx") != 0 || nonempty(getenv("NVTX_INJECTION64_PATH")))
-        return;
+    const char *v = getenv(NVTXCORR_ENV_CONTEXT), *w = getenv(NVTXCORR_ENV_WINDOW);
+    /* NVTXCORR_WINDOW=nvtx:... needs the program's ranges too (profile/window.c). */
+    int want = v && strcasecmp(v, "nvtx") == 0;
+    for (const char *p = w; p && *p && !want; p++)
+        want = (p == w || p[-1] == ',') && strncasecmp(p, "nvtx:", 5) == 0;
+    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH"))) return;
     Dl_info self;
     if (dladdr((const void *)context_injection_early, &self) && self.dli_fname &&
         self.dli_fname[0] == '/')

@@ -58,9 +58,10 @@ typedef struct nvtxcorr_config {
      * options; window_kind 0 when unset or rejected (one summary for the whole run). */
     int window_kind; /* NVTXCORR_WINDOW_* below */
     unsigned long long window_every_ns, window_delay_ns;
-    unsigned window_count; /* 0: no limit */
-    int window_signal;     /* NVTXCORR_WINDOW_SIGNAL, SIGUSR2 by default */
-    int context;           /* NVTXCORR_CONTEXT=nvtx: program context asked for */
+    unsigned window_count;                    /* 0: no limit */
+    int window_signal;                        /* NVTXCORR_WINDOW_SIGNAL, SIGUSR2 by default */
+    const char *window_range, *window_domain; /* nvtx:<range glob>[@<domain>] */
+    int context;                              /* NVTXCORR_CONTEXT=nvtx: program context asked for */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;

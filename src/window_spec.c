@@ -31,8 +31,16 @@ int nvtxcorr_window_spec(const char *v, nvtxcorr_window_spec_t *c, char *why, si
     int kind = NVTXCORR_WINDOW_NONE;
     unsigned long long every = 0, delay = 0;
     unsigned long count = 0;
-    char *save = NULL;
-    for (char *part = strtok_r(buf, ",", &save); part; part = strtok_r(NULL, ",", &save)) {
+    char *save = NULL, *nvtx = NULL;
+    for (char *p = buf; *p; p++) /* the range may hold commas: it takes the rest */
+        if ((p == buf || p[-1] == ',') && !strncasecmp(p, "nvtx:", 5)) {
+            nvtx = p;
+            if (p > buf) p[-1] = 0;
+            break;
+        }
+    for (char *part = nvtx == buf ? NULL : strtok_r(buf, ",", &save); part || nvtx;
+         part = part && save ? strtok_r(NULL, ",", &save) : NULL) {
+        if (part == NULL) part = nvtx, nvtx = NULL;
         long long ns;
         if (!strcasecmp(part, "cudaProfilerApi") && !kind) {
             kind = NVTXCORR_WINDOW_API;
@@ -53,16 +61,25 @@ int nvtxcorr_window_spec(const char *v, nvtxcorr_window_spec_t *c, char *why, si
             count = strtoul(part + 6, &end, 10);
             if (end == part + 6 || *end || count == 0 || count > 1000000)
                 return snprintf(why, size, "%s: not a window count (1 or more)", part), -1;
-        } else if (!strncasecmp(part, "nvtx:", 5)) {
-            return snprintf(why, size,
-                            "%s: NVTX-range windows are not available in this version "
-                            "(cudaProfilerApi, signal, every:<s>)",
-                            part),
-                   -1;
+        } else if (!strncasecmp(part, "nvtx:", 5) && !kind) {
+            /* nvtx:<name or glob>[@domain]: the last '@' starts the domain */
+            const char *name = part + 5, *at = strrchr(name, '@');
+            size_t n = at ? (size_t)(at - name) : strlen(name);
+            if (n == 0 || n >= sizeof c->range || (at && !at[1]) ||
+                (at && strlen(at + 1) >= sizeof c->domain))
+                return snprintf(why, size,
+                                "%s: not an NVTX range (nvtx:<name or glob>[@domain], at most "
+                                "127 bytes each)",
+                                part),
+                       -1;
+            memcpy(c->range, name, n);
+            c->range[n] = 0;
+            if (at) strcpy(c->domain, at + 1);
+            kind = NVTXCORR_WINDOW_NVTX;
         } else {
             return snprintf(why, size,
-                            "%s: unknown window (cudaProfilerApi, signal, every:<seconds>; "
-                            "options delay:<seconds>, count:<n>)",
+                            "%s: unknown window (cudaProfilerApi, signal, every:<seconds>, "
+                            "nvtx:<range>[@domain]; options delay:<seconds>, count:<n>)",
                             part),
                    -1;
         }

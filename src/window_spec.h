@@ -4,12 +4,20 @@
 
 #include <stddef.h>
 
-enum { NVTXCORR_WINDOW_NONE, NVTXCORR_WINDOW_API, NVTXCORR_WINDOW_SIGNAL, NVTXCORR_WINDOW_EVERY };
+enum {
+    NVTXCORR_WINDOW_NONE,
+    NVTXCORR_WINDOW_API,
+    NVTXCORR_WINDOW_SIGNAL,
+    NVTXCORR_WINDOW_EVERY,
+    NVTXCORR_WINDOW_NVTX
+};
 
 typedef struct nvtxcorr_window_spec {
     int kind; /* NVTXCORR_WINDOW_* */
     unsigned long long every_ns, delay_ns;
     unsigned count; /* 0: no limit */
+    /* nvtx: the range's name (an fnmatch glob) and its domain ("" for any) */
+    char range[128], domain[128];
 } nvtxcorr_window_spec_t;
 
 /* Parses an NVTXCORR_WINDOW value: 0, or -1 with the reason in why. */

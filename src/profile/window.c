@@ -1,8 +1,9 @@
 /* Profile mode's windows (NVTXCORR_WINDOW): a server that never exits gets one summary per
  * window instead of one at exit. A window opens and closes at cuProfilerStart/Stop
- * (cudaProfilerApi), at each NVTXCORR_WINDOW_SIGNAL (signal: a toggle), or every N seconds
- * (every:N); delay:S ignores triggers (and starts every:) S seconds into the run, count:N stops
- * after N windows.
+ * (cudaProfilerApi), at each NVTXCORR_WINDOW_SIGNAL (signal: a toggle), every N seconds
+ * (every:N), or around an application NVTX range (nvtx:<glob>[@domain], through program
+ * context's range listener: nvtxcorr must be the NVTX tool); delay:S ignores triggers (and starts
+ * every:) S seconds into the run, count:N stops after N windows.
  *
  * Outside a window the core is in NVTXCORR_MODE_PROFILE_IDLE (or ACTIVE when an NVTX tool is
  * attached): a launch costs what it costs with profile mode off, and is recorded nowhere.
@@ -17,12 +18,14 @@
  *
  * GPU time (CUPTI) is not split by window in this version: window summaries are CPU-side. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "context/context.h"
 #include "internal.h"
 #include "window_spec.h"
 
@@ -41,8 +44,8 @@ static prof_snap_t *snaps[2]; /* the last cut and the one before, by parity of `
 static uint64_t own_at_cut[2];
 static int signal_ours;
 
-static const char *const reasons[] = {"", "cudaProfilerApi", "signal", "every", "exit"};
-enum { REASON_EXIT = 4 };
+static const char *const reasons[] = {"", "cudaProfilerApi", "signal", "every", "nvtx", "exit"};
+enum { REASON_EXIT = 5 };
 
 const prof_window_t *nvtxcorr_prof_window_now;
 const prof_snap_t *nvtxcorr_prof_snap_cur, *nvtxcorr_prof_snap_base;
@@ -97,16 +100,11 @@ static int close_window(int reason)
     return 1;
 }
 
-/* cuProfilerStart (1) / cuProfilerStop (0), from the driver hook (profile.h). */
-void nvtxcorr_profile_profiler_api(int start)
+/* Closes the window for `reason` on a program thread, and waits for its cut (bounded). */
+static void close_and_wait(int reason)
 {
-    if (!nvtxcorr_prof_windows() || nvtxcorr_config.window_kind != NVTXCORR_WINDOW_API) return;
-    if (start) {
-        open_window(NVTXCORR_WINDOW_API);
-        return;
-    }
     unsigned n = atomic_load(&opened);
-    if (!close_window(NVTXCORR_WINDOW_API)) return;
+    if (!close_window(reason)) return;
     /* Wait for this window's cut, so the program's next launches are not in it. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -116,6 +114,64 @@ void nvtxcorr_profile_profiler_api(int start)
     while (atomic_load(&cut) < n && atomic_load(&state) != FINISHED)
         if (pthread_cond_timedwait(&cut_made, &wake_lock, &until) == ETIMEDOUT) break;
     pthread_mutex_unlock(&wake_lock);
+}
+
+/* cuProfilerStart (1) / cuProfilerStop (0), from the driver hook (profile.h). */
+void nvtxcorr_profile_profiler_api(int start)
+{
+    if (!nvtxcorr_prof_windows() || nvtxcorr_config.window_kind != NVTXCORR_WINDOW_API) return;
+    if (start)
+        open_window(NVTXCORR_WINDOW_API);
+    else
+        close_and_wait(NVTXCORR_WINDOW_API);
+}
+
+/* nvtx:<range>[@domain], from program context's range listener (context.h), on the program's
+ * thread inside its NVTX call: the window is open while any matching range is (the outermost
+ * push opens it, the pop that closes the last one closes it). A pop names its range only in
+ * domains program context records, so each thread keeps, per domain, one bit per open range:
+ * whether it matched (64 deep; deeper ranges never match). */
+static _Atomic int nvtx_open;
+typedef struct nvtx_stack {
+    uint32_t domain; /* hash of the name, 0: free */
+    unsigned depth;
+    uint64_t matched;
+} nvtx_stack_t;
+static __thread nvtx_stack_t nvtx_stacks[8];
+
+static nvtx_stack_t *stack_of(const char *domain)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = domain ? domain : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    h |= 1;
+    for (int i = 0; i < 8; i++)
+        if (nvtx_stacks[i].domain == h || nvtx_stacks[i].domain == 0) {
+            nvtx_stacks[i].domain = h;
+            return &nvtx_stacks[i];
+        }
+    return NULL; /* more than 8 domains on this thread: the others are not followed */
+}
+
+static void on_range(int push, const char *domain, const char *message)
+{
+    const char *want = nvtxcorr_config.window_domain;
+    if (want && strcmp(domain ? domain : "", want) != 0) return;
+    nvtx_stack_t *st = stack_of(domain);
+    if (st == NULL) return;
+    if (push) {
+        int match =
+            st->depth < 64 && message && fnmatch(nvtxcorr_config.window_range, message, 0) == 0;
+        if (st->depth < 64)
+            st->matched = (st->matched & ~(1ull << st->depth)) | ((uint64_t)match << st->depth);
+        st->depth++;
+        if (match && atomic_fetch_add(&nvtx_open, 1) == 0) open_window(NVTXCORR_WINDOW_NVTX);
+        return;
+    }
+    if (st->depth == 0) return; /* unbalanced */
+    st->depth--;
+    if (st->depth >= 64 || !((st->matched >> st->depth) & 1)) return;
+    if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_and_wait(NVTXCORR_WINDOW_NVTX);
 }
 
 static void on_signal(int sig)
@@ -222,6 +278,16 @@ static void *helper(void *unused)
 void nvtxcorr_prof_window_start(void)
 {
     if (!nvtxcorr_prof_windows()) return;
+    if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_NVTX &&
+        nvtxcorr_context_on_range(on_range) != 0) {
+        nvtxcorr_prof_say("error",
+                          "NVTXCORR_WINDOW=nvtx: no room for another range listener; "
+                          "one summary at exit",
+                          (char *)NULL);
+        nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+        return;
+    }
     if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_SIGNAL) {
         int sig = nvtxcorr_config.window_signal;
         struct sigaction old, ours;

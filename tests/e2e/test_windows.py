@@ -59,6 +59,23 @@ def test_windows_profiler_api_every_path(env):
 
 
 @scenario
+def test_windows_nvtx_range(env):
+    # nvtx:<glob>: nvtxcorr as the NVTX tool (NVTX_INJECTION64_PATH, set as the library loads
+    # when unset); a window per outermost "step" range, nested ranges inside it; @domain
+    # selects the domain's ranges only.
+    run, sums = window_run(env, [env.prog("scn_windows"), "nvtx"], "nvtx:st*p")
+    check([launches(d) for d in sums] == [{ADD1: k + 1, FLASH: k} for k in (1, 2, 3)] +
+          [{TRITON: 3}], f"{[launches(d) for d in sums]}\n{run.err}")
+    check(all(d["window"]["reason"] == "nvtx" for d in sums), f"{[d['window'] for d in sums]}")
+    _, sums = window_run(env, [env.prog("scn_windows"), "nvtx"], "nvtx:step@other")
+    check([launches(d) for d in sums] == [{TRITON: 3}] and sums[0]["window"]["reason"] == "nvtx",
+          f"{[(launches(d), d['window']) for d in sums]}")
+    _, sums = window_run(env, [env.prog("scn_windows"), "nvtx"], "count:2,nvtx:step.inner")
+    check([launches(d) for d in sums] == [{FLASH: 1}, {FLASH: 2}],
+          f"{[launches(d) for d in sums]}")
+
+
+@scenario
 def test_windows_path_without_w(env):
     # No %w: the window number goes before the extension; CSV and text carry the window too.
     for name, form in (("w.json", "json"), ("w.csv", "csv"), ("w.txt", "text")):
@@ -139,7 +156,7 @@ def test_windows_own_signal_handler(env):
 def test_windows_bad_values(env):
     # A bad NVTXCORR_WINDOW: an error naming it, one summary for the whole run, program unharmed.
     for bad in ("often", "every:0", "every:x", "cudaProfilerApi,count:0", "signal,delay:-1",
-                "nvtx:decode"):
+                "nvtx:", "nvtx:step@", "signal,every:1"):
         tmp = tempfile.mkdtemp(prefix="nvtxcorr-windows-")
         run = env.run_ok([env.prog("scn_windows"), "api", "direct"], tool=False,
                          env={"NVTXCORR_PROFILE": os.path.join(tmp, "p.json"),

@@ -9,6 +9,9 @@
  *   signal-threads  8 threads launch add1 until told to stop; a ninth sends SIGUSR2 to the
  *                   process 20 times, 40 ms apart; prints "launched N" (all threads together)
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
+ *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
+ *                   a nested "step.inner" around flash x k; triton x5 before, between and
+ *                   after; then a "step" range in domain "other" around triton x3
  *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
  *                   or after the first launch; add1 x3, raise(SIGUSR2), add1 x2; the handler
  *                   prints "handler ran" */
@@ -16,6 +19,7 @@
 #include <cuda.h>
 #include <cudaProfiler.h>
 #include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -97,6 +101,29 @@ static void api(const char *path)
     }
 }
 
+static void nvtx(void)
+{
+    launch(triton, 5);
+    for (int k = 1; k <= 3; k++) {
+        nvtxRangePushA("step");
+        launch(add1, k + 1);
+        nvtxRangePushA("step.inner");
+        launch(flash, k);
+        nvtxRangePop();
+        nvtxRangePop();
+        launch(triton, 5);
+    }
+    nvtxDomainHandle_t other = nvtxDomainCreateA("other");
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "step";
+    nvtxDomainRangePushEx(other, &a);
+    launch(triton, 3);
+    nvtxDomainRangePop(other);
+}
+
 static atomic_int stop_launching;
 static atomic_long launched;
 
@@ -166,6 +193,8 @@ int main(int argc, char **argv)
     scn_load_kernels(&add1, &flash, &triton);
     if (!strcmp(argv[1], "api") && argc > 2) {
         api(argv[2]);
+    } else if (!strcmp(argv[1], "nvtx")) {
+        nvtx();
     } else if (!strcmp(argv[1], "signal-threads")) {
         signal_threads();
     } else if (!strcmp(argv[1], "loop") && argc > 2) {
