@@ -17,9 +17,7 @@ static _Atomic unsigned generation = 1;
 void nvtxcorr_capture_changed(int delta)
 {
     /* Profile mode counts captured launches apart in every capture mode. */
-    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN &&
-        atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE)
-        return;
+    if (nvtxcorr_config.capture == NVTXCORR_CAPTURE_PLAIN && !nvtxcorr_profiling) return;
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
     if (delta > 0) {
         atomic_fetch_add_explicit(&nvtxcorr_captures_open, 1, memory_order_acq_rel);

@@ -8,6 +8,8 @@
  * (NVTXCORR_LABELS). There nvtxcorr reads no variable at all and stays a silent pass-through.
  * secure_getenv is a second guard: it returns NULL in that mode. */
 #define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <nvtxcorr/nvtxcorr.h>
 
 #include "nvtxcorr.h"
+#include "window_spec.h"
 
 nvtxcorr_config_t nvtxcorr_config = {.log_level = NVTXCORR_LOG_ERROR, .graph_marks = 1};
 
@@ -62,6 +65,25 @@ static const char *first_env(const char *const *names)
 static int secure_execution(void)
 {
     return getauxval(AT_SECURE) != 0;
+}
+
+/* NVTXCORR_WINDOW_SIGNAL: a name (SIGUSR1, USR1) or a number; SIGUSR2 when unset. */
+static int window_signal(const char *v)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2},   {"HUP", SIGHUP},
+                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PROF", SIGPROF}};
+    if (!strncasecmp(v, "SIG", 3)) v += 3;
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        if (!strcasecmp(v, names[i].name)) return names[i].sig;
+    char *end;
+    long n = strtol(v, &end, 10);
+    if (end != v && !*end && n > 0 && n < 32 && n != SIGKILL && n != SIGSTOP && n != SIGSEGV &&
+        n != SIGBUS && n != SIGFPE && n != SIGILL && n != SIGTERM && n != SIGINT)
+        return (int)n;
+    return -1;
 }
 
 int nvtxcorr_config_disabled(void)
@@ -148,6 +170,35 @@ void nvtxcorr_config_read(void)
         c.gpu_off = v;
     c.cupti_library = nonempty(secure_getenv(NVTXCORR_ENV_CUPTI_LIBRARY));
     c.cuda_home = nonempty(secure_getenv("CUDA_HOME"));
+    c.window_signal = SIGUSR2;
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW))) != NULL) {
+        char why[320];
+        nvtxcorr_window_spec_t w;
+        if (nvtxcorr_window_spec(v, &w, why, sizeof why) != 0) {
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_WINDOW=%s: %s; no windows (one summary for the whole run)", v,
+                         why);
+        } else if (!c.profile) {
+            nvtxcorr_log(NVTXCORR_LOG_WARN, "NVTXCORR_WINDOW=%s: needs NVTXCORR_PROFILE; ignored",
+                         v);
+        } else {
+            static nvtxcorr_window_spec_t kept; /* the range's name and domain live here */
+            kept = w;
+            c.window_kind = w.kind, c.window_every_ns = w.every_ns;
+            c.window_delay_ns = w.delay_ns, c.window_count = w.count;
+            c.window_range = kept.range, c.window_domain = kept.domain[0] ? kept.domain : NULL;
+        }
+    }
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW_SIGNAL))) != NULL) {
+        int sig = window_signal(v);
+        if (sig < 0)
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_WINDOW_SIGNAL=%s: not a signal a window can use (USR1, USR2, "
+                         "or a number); using SIGUSR2",
+                         v);
+        else
+            c.window_signal = sig;
+    }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_CONTEXT))) != NULL) {
         if (!strcasecmp(v, "nvtx"))
             c.context = 1;
@@ -175,9 +226,12 @@ const char *nvtxcorr_config_context_domains(void)
 __attribute__((constructor)) static void context_injection_early(void)
 {
     if (secure_execution() || !truthy(getenv(NVTXCORR_ENV_ENABLE))) return;
-    const char *v = getenv(NVTXCORR_ENV_CONTEXT);
-    if (v == NULL || strcasecmp(v, "nvtx") != 0 || nonempty(getenv("NVTX_INJECTION64_PATH")))
-        return;
+    const char *v = getenv(NVTXCORR_ENV_CONTEXT), *w = getenv(NVTXCORR_ENV_WINDOW);
+    /* NVTXCORR_WINDOW=nvtx:... needs the program's ranges too (profile/window.c). */
+    int want = v && strcasecmp(v, "nvtx") == 0;
+    for (const char *p = w; p && *p && !want; p++)
+        want = (p == w || p[-1] == ',') && strncasecmp(p, "nvtx:", 5) == 0;
+    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH"))) return;
     Dl_info self;
     if (dladdr((const void *)context_injection_early, &self) && self.dli_fname &&
         self.dli_fname[0] == '/')

@@ -7,6 +7,7 @@
 #define NVTXCORR_CUDA_ABI_H
 
 #include <cuda.h>
+#include <cudaProfiler.h>
 #include <cuda_runtime_api.h>
 
 #undef cuGetProcAddress

@@ -17,6 +17,7 @@
 /* Launch hooks. On x86-64 the exported symbol is a short assembly entry stub and the C body
  * below is a hidden function it jumps to. The stub forwards straight to the real function,
  * with the caller's registers and stack untouched, when the library is pass-through or the
+ * library is profiling between windows (PROFILE_IDLE), or the
  * launch is nested inside another hooked call (a runtime launch reaching the driver: the
  * depth is nonzero and the stack pointer below the outermost launch's, nvtxcorr.h);
  * anything else (not yet initialised, slot not yet resolved, an outermost active launch)
@@ -49,6 +50,8 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
                          "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                 \
                          "    cmpl $%c1, %%r11d\n"                                                 \
                          "    je 1f\n"                                                             \
+                         "    cmpl $%c3, %%r11d\n"                                                 \
+                         "    je 1f\n"                                                             \
                          "    cmpl $%c2, %%r11d\n"                                                 \
                          "    jne nvtxcorr_body_" #sym "\n"                                        \
                          "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
@@ -62,7 +65,8 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
                          ".popsection\n"                                                           \
                          :                                                                         \
                          : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
-                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE));             \
+                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE),              \
+                           "i"(NVTXCORR_MODE_PROFILE_IDLE));                                       \
     }
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
@@ -205,6 +209,11 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
 #define NVTXCORR_HOOK_UNLOAD(sym, ptsz, params, args, ...)                                         \
     NVTXCORR_BODY_ALWAYS(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, params, args,          \
                          if (r == NVTXCORR_HOOK_OK) nvtxcorr_forget_functions())
+/* Driver only: cuProfilerStart (start 1) and cuProfilerStop (0) open and close profile
+ * mode's windows (profile.h); the real call is made first, whatever it returns. */
+#define NVTXCORR_HOOK_PROFILER(sym, ptsz, params, args, start)                                     \
+    NVTXCORR_BODY_AFTER(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, params, args,           \
+                        nvtxcorr_profile_profiler_api(start))
 /* The resolvers: the real one answers, and only what it returned is wrapped (procaddr.c). */
 #define NVTXCORR_HOOK_PROC_ADDRESS(sym, ptsz, params, args, symbol, pfn, version, flags)           \
     NVTXCORR_EXPORT NVTXCORR_HOOK_RESULT sym params                                                \

@@ -22,6 +22,7 @@
 __attribute__((used)) static const char version_tag[] = "@(#)nvtxcorr " NVTXCORR_VERSION_STRING;
 
 _Atomic int nvtxcorr_mode;
+int nvtxcorr_profiling;
 __thread nvtxcorr_thread_t nvtxcorr_thread __attribute__((tls_model("initial-exec")));
 static nvtxcorr_label_table_t *table; /* set once, before the mode says ACTIVE */
 
@@ -145,7 +146,8 @@ static void initialise_here(void *unused)
     int tool = nvtxcorr_emit_init();
     int profile = prepared && nvtxcorr_profile_init() == 0;
     if (tool || profile) {
-        mode = profile ? NVTXCORR_MODE_PROFILE : NVTXCORR_MODE_ACTIVE;
+        mode = profile ? nvtxcorr_profile_mode(tool) : NVTXCORR_MODE_ACTIVE;
+        nvtxcorr_profiling = profile;
         why = !profile ? "enabled, NVTX tool attached"
               : tool   ? "enabled, profile mode, NVTX tool attached"
                        : "enabled, profile mode, no NVTX tool";
@@ -178,6 +180,7 @@ static void initialise_here(void *unused)
         pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     }
     atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
+    if (profile) nvtxcorr_profile_started();
 }
 
 /* Loading the NVTX tool (dlopen) and the label table is deep: done on the slow-path stack,

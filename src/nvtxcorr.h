@@ -54,7 +54,14 @@ typedef struct nvtxcorr_config {
     const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
     const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
     const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */
-    int context;               /* NVTXCORR_CONTEXT=nvtx: program context asked for */
+    /* NVTXCORR_WINDOW (profile mode's windows, src/profile/window.c): the kind, then the
+     * options; window_kind 0 when unset or rejected (one summary for the whole run). */
+    int window_kind; /* NVTXCORR_WINDOW_* below */
+    unsigned long long window_every_ns, window_delay_ns;
+    unsigned window_count;                    /* 0: no limit */
+    int window_signal;                        /* NVTXCORR_WINDOW_SIGNAL, SIGUSR2 by default */
+    const char *window_range, *window_domain; /* nvtx:<range glob>[@<domain>] */
+    int context;                              /* NVTXCORR_CONTEXT=nvtx: program context asked for */
 } nvtxcorr_config_t;
 
 extern nvtxcorr_config_t nvtxcorr_config;
@@ -211,8 +218,15 @@ enum {
     NVTXCORR_MODE_PASSTHROUGH,
     NVTXCORR_MODE_INITIALISING, /* on some thread: the others pass through, never wait */
     NVTXCORR_MODE_ACTIVE,
-    NVTXCORR_MODE_PROFILE /* from here on, the hooks are active */
+    NVTXCORR_MODE_PROFILE, /* from here on, the hooks are active */
+    /* Profile mode between windows (NVTXCORR_WINDOW) with no NVTX tool attached: launches pass
+     * through as in PASSTHROUGH (the entry stub jumps straight to the real function), the
+     * other hooks stay active so graphs, captures and names are still tracked. With a tool
+     * attached the mode between windows is ACTIVE instead. */
+    NVTXCORR_MODE_PROFILE_IDLE
 };
+/* Profile or trace mode started (init.c): set once, whatever mode windows switch to. */
+extern int nvtxcorr_profiling;
 extern _Atomic int nvtxcorr_mode;
 int nvtxcorr_init_slow(void);
 /* Launches that passed through, uncounted, while initialisation ran (on another thread, or

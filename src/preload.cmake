@@ -11,13 +11,13 @@ add_custom_command(
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
-  init.c config.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
+  init.c config.c window_spec.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
   handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c
   # Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
   context/nvtx_tool.c context/tree.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
-  profile/summary.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
+  profile/summary.c profile/window.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
   profile/summary_context.c
   profile/trace.c profile/trace_chrome.c profile/trace_kineto.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
   profile/pages.c profile/histogram.c profile/context_stats.c

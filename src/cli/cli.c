@@ -9,6 +9,7 @@
 #include <nvtxcorr/version.h>
 
 #include "doctor.h"
+#include "window_spec.h"
 #include "labels.h"
 #include "names.h"
 
@@ -281,6 +282,14 @@ int main(int argc, char **argv)
             return 0;
         }
     if (strcmp(argv[1], "doctor") == 0) return nvtxcorr_doctor(argc - 1, argv + 1);
+    if (strcmp(argv[1], "check-window") == 0) { /* the launcher's --window, before the run */
+        nvtxcorr_window_spec_t spec;
+        char why[320];
+        if (argc != 3) return usage("check-window needs one NVTXCORR_WINDOW value");
+        if (nvtxcorr_window_spec(argv[2], &spec, why, sizeof why) == 0) return 0;
+        fprintf(stderr, "%s\n", why); /* the launcher says the rest */
+        return 2;
+    }
     rest = calloc((size_t)argc, sizeof(*rest));
     if (!rest) return 1;
     for (int i = 2; i < argc; i++) {

@@ -981,6 +981,8 @@ def cmd_report(args):
             say("error", "--by rank: no Kineto trace given (NVTXCORR_TRACE=....json): the "
                 "ranks are in their distributedInfo")
             return 1
+    if args.diff:
+        return cmd_diff(args)
     summaries, bad = load_all(files)
     if summaries:
         if args.suggest:
@@ -1003,6 +1005,26 @@ def cmd_report(args):
     elif not bad:
         say("error", "no summary given")
     return 1 if bad or not summaries else 0
+
+
+def cmd_diff(args):
+    import nvtxcorr_diff  # beside this script (src/cli/CMakeLists.txt installs both)
+    if len(args.files) != 2:
+        say("error", "--diff needs two sides: A B (each a file, a directory, a quoted glob or "
+            "a comma-separated list)")
+        return 2
+    sides = []
+    for side in args.files:
+        files = nvtxcorr_diff.expand(side)
+        summaries, bad = load_all(files)
+        if bad or not summaries:
+            if not files:
+                say("error", f"--diff: {side}: no summary there")
+            return 2
+        sides.append(summaries)
+    by = "kernel" if args.by == "kernel" else "label"
+    return nvtxcorr_diff.diff(sides[0], sides[1], by, args.threshold, fmt_time, say,
+                              sys.stdout)
 
 
 def program_problem(name):
@@ -1173,6 +1195,10 @@ def main(argv):
                    help="GPU time by program context as folded stacks (flamegraph.pl)")
     g.add_argument("--hatchet", action="store_true",
                    help="the label tree in Hatchet's literal JSON (GraphFrame.from_literal)")
+    g.add_argument("--diff", action="store_true",
+                   help="compare two runs: FILE A B, each a file, directory, glob or list")
+    rp.add_argument("--threshold", type=float, metavar="PCT",
+                    help="with --diff: exit 1 when a label is PCT%% slower per launch")
     rp.add_argument("files", nargs="+", metavar="FILE.json",
                     help="summaries (and with --by rank, the Kineto traces of the same runs)")
     for p in (st, rp):

@@ -318,6 +318,8 @@ void nvtxcorr_prof_exit_init(void);
 struct sigaction;
 int nvtxcorr_prof_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int));
+/* A window signal's handler (window.c), reported as SIG_DFL to the program. */
+void nvtxcorr_prof_stand_in_toggle(int sig, void (*handler)(int));
 /* CUPTI has started (libcupti just loaded): its flush runs from an atexit handler. */
 void nvtxcorr_prof_exit_gpu_started(void);
 void nvtxcorr_prof_stats_after_fork(void);
@@ -444,5 +446,36 @@ typedef struct prof_cols {
 } prof_cols_t;
 void nvtxcorr_prof_cols_need(prof_cols_t *c, const char *first, const char *second);
 void nvtxcorr_prof_cols_fit(prof_cols_t *c, size_t numbers, int two);
+
+/* ---- windows (window.c; NVTXCORR_WINDOW): one summary per window ----
+ * A window's counts are the difference of two cuts of every site's records: the cut when it
+ * closed minus the one before (summary.c reads through prof_snap_t while a window's summary is
+ * written). Between windows launches are not recorded at all (NVTXCORR_MODE_PROFILE_IDLE). */
+typedef struct prof_snap {
+    uint64_t launches, errors, capture, total, min, max;
+    uint64_t hist[PROF_BUCKETS];
+} prof_snap_t;
+typedef struct prof_window {
+    unsigned index; /* 1-based */
+    const char *reason;
+    uint64_t start_ns, end_ns;
+} prof_window_t;
+/* While a window's summary is written: the window, and the cuts it is the difference of
+ * (base NULL: the first window, from zero). NULL otherwise. */
+extern const prof_window_t *nvtxcorr_prof_window_now;
+extern const prof_snap_t *nvtxcorr_prof_snap_cur, *nvtxcorr_prof_snap_base;
+extern uint64_t nvtxcorr_prof_window_own_base;
+/* summary.c: site s's records now, summed over threads (spills included). */
+void nvtxcorr_prof_site_read(const nvtxcorr_profile_site_t *s, prof_snap_t *out);
+/* summary.c: the summary to `path` (nvtxcorr_prof_summary_write is this with the process's). */
+void nvtxcorr_prof_summary_write_to(const char *path);
+/* window.c */
+int nvtxcorr_prof_windows(void); /* NVTXCORR_WINDOW is on */
+/* profile.c: the label table's hash ("label_table"), 0 with default labels. */
+extern uint64_t nvtxcorr_prof_label_hash;
+int nvtxcorr_prof_window_mode(int tool);
+void nvtxcorr_prof_window_start(void);
+void nvtxcorr_prof_window_exit(int from_signal);
+void nvtxcorr_prof_window_after_fork(void);
 
 #endif

@@ -7,9 +7,12 @@
  * launch is counted under and the per-thread records it is counted in are stats.c's. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "internal.h"
 #include "labels.h"
@@ -124,6 +127,7 @@ static void child_state(nvtxcorr_fork_t phase)
     nvtxcorr_prof_trace_after_fork();
     nvtxcorr_prof_gpu_after_fork();
     nvtxcorr_prof_process_reset();
+    nvtxcorr_prof_window_after_fork();
 }
 
 /* Whether `path` names this library (the file, whatever the spelling). */
@@ -185,4 +189,47 @@ int nvtxcorr_profile_init(void)
     context_check();
     nvtxcorr_prof_gpu_start();
     return 0;
+}
+
+int nvtxcorr_profile_mode(int tool)
+{
+    return nvtxcorr_prof_window_mode(tool);
+}
+
+/* FNV-1a, 64 bits: the label table's identity for `report --diff`, not a checksum. */
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
+{
+    for (const unsigned char *c = p; n--; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    return h;
+}
+
+uint64_t nvtxcorr_prof_label_hash;
+
+/* The label table's file and inline rules, hashed once (the summary's "label_table"): two
+ * summaries labelled by different tables are not compared as equals. */
+static void hash_label_table(void)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    int any = 0;
+    if (nvtxcorr_config.labels) {
+        int fd = open(nvtxcorr_config.labels, O_RDONLY | O_CLOEXEC);
+        char buf[4096];
+        ssize_t n;
+        while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
+            h = fnv1a(h, buf, (size_t)n), any = 1;
+        if (fd >= 0) close(fd);
+    }
+    h = fnv1a(h, "", 1);
+    if (nvtxcorr_config.labels_inline) {
+        h = fnv1a(h, nvtxcorr_config.labels_inline, strlen(nvtxcorr_config.labels_inline));
+        any = 1;
+    }
+    nvtxcorr_prof_label_hash = any ? h : 0;
+}
+
+void nvtxcorr_profile_started(void)
+{
+    hash_label_table();
+    nvtxcorr_prof_window_start();
 }

@@ -7,6 +7,8 @@
  * What the core calls, and from where:
  *   nvtxcorr_profile_prepare    init.c, once, first thing when initialising
  *   nvtxcorr_profile_init       init.c, once, while initialising (after the NVTX tool)
+ *   nvtxcorr_profile_mode, _started  init.c, the mode to run in, and once it is stored
+ *   nvtxcorr_profile_profiler_api    hook_bodies.h, cuProfilerStart/Stop (window.c)
  *   NVTXCORR_PROFILE_LAUNCH     hook_bodies.h, the launch body in profile mode
  * What a launch counts under travels in the core's record for its handle (nvtxcorr_record_t:
  * label, names, and the site slot that profile mode alone fills). Graph events reach profile
@@ -36,6 +38,13 @@ int nvtxcorr_profile_prepare(void);
 /* 0 when profile or trace mode is on; -1 when neither could start. Registers profile mode's
  * listeners for the core's events. */
 int nvtxcorr_profile_init(void);
+/* The mode profile mode runs in: NVTXCORR_MODE_PROFILE, or with NVTXCORR_WINDOW the mode
+ * between windows (PROFILE_IDLE, or ACTIVE when an NVTX tool is attached: `tool`). */
+int nvtxcorr_profile_mode(int tool);
+/* Once the mode is stored (init.c): windows start (their signal handler, their helper). */
+void nvtxcorr_profile_started(void);
+/* The cuProfilerStart (start 1) and cuProfilerStop (0) hooks, after the real call. */
+void nvtxcorr_profile_profiler_api(int start);
 
 /* ---- the launch path in profile mode ---- */
 typedef struct nvtxcorr_profile_site nvtxcorr_profile_site_t;

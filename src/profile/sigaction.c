@@ -27,6 +27,9 @@ typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 static sigaction_fn _Atomic real_fn;
 static _Atomic unsigned managed; /* bit per signal that exit.c stands in for */
 static void (*_Atomic standin)(int);
+/* Window signals (window.c): the program is told SIG_DFL where ours is installed, but a
+ * program that sets SIG_DFL gets SIG_DFL: the signal is its own again. */
+static void (*_Atomic toggles[32])(int);
 
 /* The next definition after this library: glibc's, or another interposer's. A sanitizer
  * runtime preloaded before us resolves its own sigaction to ours, and may call it before it
@@ -49,7 +52,14 @@ NVTXCORR_NO_SANITIZE int nvtxcorr_prof_real_sigaction(int sig, const struct siga
 void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int))
 {
     atomic_store(&standin, handler);
-    atomic_store(&managed, signals);
+    atomic_fetch_or(&managed, signals);
+}
+
+void nvtxcorr_prof_stand_in_toggle(int sig, void (*handler)(int))
+{
+    if (sig <= 0 || sig >= 32) return;
+    atomic_store(&toggles[sig], handler);
+    atomic_fetch_or(&managed, 1u << sig);
 }
 
 NVTXCORR_NO_SANITIZE static void report_default(struct sigaction *old)
@@ -72,7 +82,9 @@ NVTXCORR_EXPORT NVTXCORR_NO_SANITIZE int sigaction(int sig, const struct sigacti
                         !(atomic_load_explicit(&managed, memory_order_acquire) & (1u << sig))))
         return nvtxcorr_prof_real_sigaction(sig, act, old);
     struct sigaction prev, mine;
-    if (act && is_default(act)) { /* SIG_DFL: ours, which ends in the default action */
+    void (*toggle)(int) = atomic_load_explicit(&toggles[sig], memory_order_relaxed);
+    if (toggle) ours = toggle;
+    if (act && is_default(act) && !toggle) { /* SIG_DFL: ours, which ends in the default action */
         memset(&mine, 0, sizeof mine);
         mine.sa_handler = ours;
         sigemptyset(&mine.sa_mask);
@@ -117,7 +129,7 @@ NVTXCORR_EXPORT NVTXCORR_NO_SANITIZE __sighandler_t signal(int sig, __sighandler
     if (NVTXCORR_LIKELY(sig <= 0 || sig >= 32 ||
                         !(atomic_load_explicit(&managed, memory_order_acquire) & (1u << sig))))
         return real_signal(sig, handler);
-    if (handler == SIG_DFL) {
+    if (handler == SIG_DFL && !atomic_load_explicit(&toggles[sig], memory_order_relaxed)) {
         struct sigaction act, old;
         memset(&act, 0, sizeof act);
         act.sa_handler = SIG_DFL;
@@ -125,5 +137,8 @@ NVTXCORR_EXPORT NVTXCORR_NO_SANITIZE __sighandler_t signal(int sig, __sighandler
         return old.sa_handler;
     }
     __sighandler_t old = real_signal(sig, handler);
-    return old == atomic_load_explicit(&standin, memory_order_relaxed) ? SIG_DFL : old;
+    return old == atomic_load_explicit(&standin, memory_order_relaxed) ||
+                   old == atomic_load_explicit(&toggles[sig], memory_order_relaxed)
+               ? SIG_DFL
+               : old;
 }

@@ -48,8 +48,10 @@ static const prof_gpu_stat_t *site_gpu(uint32_t id)
     return &one;
 }
 
-static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
+void nvtxcorr_prof_site_read(const nvtxcorr_profile_site_t *s, prof_snap_t *o)
 {
+    memset(o, 0, sizeof *o);
+    if (s == NULL) return;
     unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
@@ -59,22 +61,72 @@ static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
         if (c == NULL) continue;
         prof_record_t *r = &c[s->id % PROF_CHUNK];
         uint64_t n = atomic_load_explicit(&r->launches, memory_order_relaxed);
-        a->capture += atomic_load_explicit(&r->capture, memory_order_relaxed);
-        a->errors += atomic_load_explicit(&r->errors, memory_order_relaxed); /* capture's too */
+        o->capture += atomic_load_explicit(&r->capture, memory_order_relaxed);
+        o->errors += atomic_load_explicit(&r->errors, memory_order_relaxed); /* capture's too */
         if (n == 0) continue;
         uint64_t mn = atomic_load_explicit(&r->min_ns, memory_order_relaxed);
         uint64_t mx = atomic_load_explicit(&r->max_ns, memory_order_relaxed);
-        if (a->launches == 0 || mn < a->min) a->min = mn;
-        if (mx > a->max) a->max = mx;
-        a->launches += n;
-        if (s->graph) a->graph_launches += n;
-        a->total += atomic_load_explicit(&r->total_ns, memory_order_relaxed);
+        if (o->launches == 0 || mn < o->min) o->min = mn;
+        if (mx > o->max) o->max = mx;
+        o->launches += n;
+        o->total += atomic_load_explicit(&r->total_ns, memory_order_relaxed);
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
-            a->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
+            o->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
     }
     if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* internal.h */
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
-            a->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
+            o->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
+}
+
+/* A window's part of a site: this cut minus the previous one. Minimum and maximum are not
+ * differences: they are the edges of the window's lowest and highest histogram buckets, kept
+ * within the whole run's extremes (exact below 8 ns, within a quarter octave above). */
+static void window_part(uint32_t id, prof_snap_t *o)
+{
+    const prof_snap_t *c = &nvtxcorr_prof_snap_cur[id];
+    const prof_snap_t *b = nvtxcorr_prof_snap_base ? &nvtxcorr_prof_snap_base[id] : NULL;
+    *o = *c;
+    if (b) {
+        o->errors -= b->errors, o->capture -= b->capture, o->total -= b->total;
+        for (unsigned k = 0; k < PROF_BUCKETS; k++)
+            o->hist[k] -= b->hist[k];
+    }
+    /* A launch is in the window whose cut first saw it in the histogram, its record's last
+     * write: a cut made while it was being recorded may have seen its count already (the
+     * exit summary reads records once the threads are done; a window's cut does not). */
+    int lo = -1, hi = -1;
+    o->launches = 0;
+    for (unsigned k = 0; k < PROF_BUCKETS; k++)
+        if (o->hist[k] != 0) {
+            o->launches += o->hist[k];
+            if (lo < 0) lo = (int)k;
+            hi = (int)k;
+        }
+    if (lo < 0 || b == NULL) return;
+    uint64_t low = nvtxcorr_prof_bucket_low((unsigned)lo);
+    uint64_t high = hi + 1 < PROF_BUCKETS ? nvtxcorr_prof_bucket_low((unsigned)hi + 1) - 1 : c->max;
+    o->min = low > c->min ? low : c->min;
+    o->max = high < c->max ? high : c->max;
+}
+
+static void add_site(agg_t *a, const nvtxcorr_profile_site_t *s)
+{
+    static prof_snap_t r;
+    if (nvtxcorr_prof_snap_cur)
+        window_part(s->id, &r);
+    else
+        nvtxcorr_prof_site_read(s, &r);
+    a->capture += r.capture;
+    a->errors += r.errors;
+    if (r.launches) {
+        if (a->launches == 0 || r.min < a->min) a->min = r.min;
+        if (r.max > a->max) a->max = r.max;
+        a->launches += r.launches;
+        if (s->graph) a->graph_launches += r.launches;
+        a->total += r.total;
+    }
+    for (unsigned b = 0; b < PROF_BUCKETS; b++)
+        a->hist[b] += r.hist[b];
 }
 
 static void finish_agg(agg_t *a, summary_t *s)
@@ -415,8 +467,49 @@ static const prof_writer_t *format_of(const char *path)
     return &nvtxcorr_prof_text_writer;
 }
 
+/* The path of the window being written: %w is its index; without %w, ".<index>" goes before
+ * the extension (run.json -> run.3.json), or at the end when there is none. */
+static const char *window_path(const char *path, unsigned index)
+{
+    static char buf[sizeof nvtxcorr_prof_process.profile_path + 32];
+    char num[24];
+    size_t nl = nvtxcorr_fmt_u64(num, index), n = 0, len = strlen(path);
+    const char *w = strstr(path, "%w");
+    if (w == NULL) {
+        const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
+        if (dot == NULL || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
+            dot = path + len;
+        w = dot;
+        nl = nvtxcorr_fmt_u64(num + 1, index) + 1;
+        num[0] = '.';
+        if (len + nl + 1 > sizeof buf) return "";
+        memcpy(buf, path, (size_t)(w - path));
+        memcpy(buf + (w - path), num, nl);
+        memcpy(buf + (w - path) + nl, w, len - (size_t)(w - path) + 1);
+        return buf;
+    }
+    for (const char *p = path; *p; p++) {
+        if (p[0] == '%' && p[1] == 'w') {
+            if (n + nl + 1 > sizeof buf) return "";
+            memcpy(buf + n, num, nl);
+            n += nl, p++;
+        } else {
+            if (n + 2 > sizeof buf) return "";
+            buf[n++] = *p;
+        }
+    }
+    buf[n] = 0;
+    return buf;
+}
+
 void nvtxcorr_prof_summary_write(void)
 {
+    nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
+}
+
+void nvtxcorr_prof_summary_write_to(const char *path)
+{
+    const prof_window_t *win = nvtxcorr_prof_window_now;
     uint64_t end_ns = nvtxcorr_prof_realtime_ns();
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     uint32_t nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
@@ -424,8 +517,14 @@ void nvtxcorr_prof_summary_write(void)
     memset(&sum, 0, sizeof sum);
     uint64_t *tot = sum.total;
     sum.end_ns = end_ns;
+    sum.window = win;
     tot[PROF_TOT_OWN_NS] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     tot[PROF_TOT_UNCOUNTED] = uncounted_at_start();
+    if (win) {
+        sum.end_ns = win->end_ns;
+        tot[PROF_TOT_OWN_NS] -= nvtxcorr_prof_window_own_base;
+        tot[PROF_TOT_UNCOUNTED] = 0; /* before any window */
+    }
     /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
     uint32_t nl = 0, nk = 0;
     for (uint32_t i = 0; i < nlabels; i++) {
@@ -450,9 +549,10 @@ void nvtxcorr_prof_summary_write(void)
         if (s->label_id == PROF_NO_LABEL) tot[PROF_TOT_UNLABELLED] += scratch.launches;
         if (i == PROF_OTHER_SITE) tot[PROF_TOT_OTHER] = scratch.launches;
         if (i == PROF_OTHER_GRAPHS_SITE) tot[PROF_TOT_OTHER_GRAPHS] = scratch.launches;
-        if (!s->graph && (scratch.launches || scratch.capture || site_gpu(i)->n)) kernels[nk++] = i;
+        if (!s->graph && (scratch.launches || scratch.capture || (!win && site_gpu(i)->n)))
+            kernels[nk++] = i;
     }
-    sum.gpu = nvtxcorr_prof_gpu_reported();
+    sum.gpu = !win && nvtxcorr_prof_gpu_reported(); /* not split by window (window.c) */
     if (sum.gpu) {
         const prof_gpu_t *g = &nvtxcorr_prof_gpu;
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
@@ -478,7 +578,7 @@ void nvtxcorr_prof_summary_write(void)
     for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */
         order[PROF_MAX_SITES - 1 - i] = kernels[i];
 
-    const char *path = nvtxcorr_prof_process.profile_path;
+    if (win) path = window_path(path, win->index);
     const prof_writer_t *writer = format_of(path);
     /* The file comes into being whole or not at all: the name is claimed (O_EXCL: an
      * existing file is never overwritten), the summary written to a temporary name beside

@@ -131,6 +131,7 @@ typedef struct prof_summary {
     uint64_t total[PROF_TOTAL_N];
     int gpu; /* GPU time is in this summary: the GPU totals and sections have values */
     uint64_t end_ns;
+    const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
     /* by program context (context_stats.c): rows[order[0..n)] */
     const prof_ctx_row_t *ctx_rows;
     const uint32_t *ctx_order;

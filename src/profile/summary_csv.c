@@ -66,9 +66,24 @@ static void record(prof_out_t *o, const prof_summary_t *s, int sec, const prof_r
     nvtxcorr_prof_csv_line(o, name, r->text, v, have);
 }
 
+/* A window's summary (NVTXCORR_WINDOW) ends with one "window" row: label the reason, name
+ * the index, function "start_ns:end_ns". */
 static void end(prof_out_t *o, const prof_summary_t *s)
 {
-    (void)o, (void)s;
+    if (s->window == NULL) return;
+    char num[48];
+    nvtxcorr_out_str(o, "window,");
+    nvtxcorr_out_csv(o, s->window->reason);
+    nvtxcorr_out_str(o, ",,");
+    nvtxcorr_out_u64(o, s->window->index);
+    nvtxcorr_out_str(o, ",");
+    size_t n = nvtxcorr_fmt_u64(num, s->window->start_ns);
+    num[n++] = ':';
+    num[n + nvtxcorr_fmt_u64(num + n, s->window->end_ns)] = 0;
+    nvtxcorr_out_str(o, num);
+    for (int i = 0; i < PROF_ROW_N; i++)
+        if (!PROF_KIND_IS_HIST(nvtxcorr_prof_row_fields[i].kind)) nvtxcorr_out_str(o, ",");
+    nvtxcorr_out_str(o, "\n");
 }
 
 const prof_writer_t nvtxcorr_prof_csv_writer = {NULL,   begin, section,

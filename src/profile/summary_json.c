@@ -67,11 +67,36 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_u64(o, nvtxcorr_prof_process.start_ns);
     nvtxcorr_out_str(o, ", \"end_ns\": ");
     nvtxcorr_out_u64(o, s->end_ns);
+    if (s->window) { /* NVTXCORR_WINDOW: this summary is one window's */
+        nvtxcorr_out_str(o, ",\n \"window\": {\"index\": ");
+        nvtxcorr_out_u64(o, s->window->index);
+        nvtxcorr_out_str(o, ", \"reason\": ");
+        nvtxcorr_out_json(o, s->window->reason);
+        nvtxcorr_out_str(o, ", \"start_ns\": ");
+        nvtxcorr_out_u64(o, s->window->start_ns);
+        nvtxcorr_out_str(o, ", \"end_ns\": ");
+        nvtxcorr_out_u64(o, s->window->end_ns);
+        nvtxcorr_out_str(o, "}");
+    }
+    nvtxcorr_out_str(o, ",\n \"label_table\": ");
+    if (nvtxcorr_prof_label_hash) {
+        static const char hex[] = "0123456789abcdef";
+        char h[19] = "\"";
+        for (int i = 0; i < 16; i++)
+            h[1 + i] = hex[(nvtxcorr_prof_label_hash >> (60 - 4 * i)) & 15];
+        h[17] = '"';
+        nvtxcorr_out_str(o, h);
+    } else {
+        nvtxcorr_out_str(o, "null");
+    }
+    nvtxcorr_out_str(o, ", \"rank\": ");
+    nvtxcorr_out_json(o, nvtxcorr_config.rank);
     nvtxcorr_out_str(o, ", \"clock\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
     nvtxcorr_out_str(o, s->gpu ? ", \"gpu_time\": true, \"gpu_time_note\": "
                                : ", \"gpu_time\": false, \"gpu_time_note\": ");
-    nvtxcorr_out_json(o, nvtxcorr_prof_gpu_note());
+    nvtxcorr_out_json(o, s->window ? "GPU time is not split by window in this version"
+                                   : nvtxcorr_prof_gpu_note());
     nvtxcorr_out_str(o, ", \"context_note\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_ctx_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");

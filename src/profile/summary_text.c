@@ -128,6 +128,16 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_prof_fmt_time(t, tot[PROF_TOT_CPU_NS]);
     nvtxcorr_out_str(o, t);
     nvtxcorr_out_str(o, " CPU in launch calls\n");
+    if (s->window) {
+        nvtxcorr_out_str(o, "window ");
+        nvtxcorr_out_u64(o, s->window->index);
+        nvtxcorr_out_str(o, " (closed by ");
+        nvtxcorr_out_str(o, s->window->reason);
+        nvtxcorr_out_str(o, "): ");
+        nvtxcorr_prof_fmt_time(t, s->window->end_ns - s->window->start_ns);
+        nvtxcorr_out_str(o, t);
+        nvtxcorr_out_str(o, "\n");
+    }
 }
 
 /* A count of launches, then what is said of them, when there are any. */

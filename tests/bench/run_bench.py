@@ -61,8 +61,12 @@ PROFILE_CONFIGS = ("profile", "trace")
 # CUPTI against NVTXCORR_GPU=0; on the entry points below.
 GPU_CONFIGS = ("profile_nogpu", "profile_gpu")
 GPU_ENTRIES = ("direct", "graph", "runtime")
+# Profile mode's windows (NVTXCORR_WINDOW=cudaProfilerApi, never started): outside a window,
+# no tool, against "enabled, no tool" (what it must not exceed) and profile mode itself.
+WINDOW_CONFIGS = ("notool", "window_idle", "profile_nogpu")
+WINDOW_ENTRIES = ("direct", "procaddr", "runtime")
 TARGETS = {"disabled": 2.0, "notool": 5.0, "hand_ratio": 1.10, "scaling": 0.05,
-           "profile": 25.0, "trace": 80.0, "gpu": 150.0}
+           "profile": 25.0, "trace": 80.0, "gpu": 150.0, "window_idle": 1.0}
 
 PROFILES = {
     # n: launches per batch; b: batches per run; w: warm-up launches; reps: repetitions;
@@ -119,14 +123,20 @@ class Bench:
     # ---- one run --------------------------------------------------------------------------
     def env_for(self, config, rules=None, record_out=None):
         env = dict(self.base_env)
-        if config in ("disabled", "notool", "noop", "record") + PROFILE_CONFIGS + GPU_CONFIGS:
+        if config in ("disabled", "notool", "noop", "record", "window_idle") + PROFILE_CONFIGS + \
+                GPU_CONFIGS:
             env["LD_PRELOAD"] = self.lib
-        if config in ("notool", "noop", "record") + PROFILE_CONFIGS + GPU_CONFIGS:
+        if config in ("notool", "noop", "record", "window_idle") + PROFILE_CONFIGS + GPU_CONFIGS:
             env["NVTXCORR"] = "1"
+        if config == "window_idle":
+            env["NVTXCORR_PROFILE"] = os.path.join(self.tmp, "profile.%p.json")
+            env["NVTXCORR_GPU"] = "0"
+            env["NVTXCORR_WINDOW"] = "cudaProfilerApi"
         if config in GPU_CONFIGS:
             env["NVTXCORR_PROFILE"] = os.path.join(self.tmp, "profile.%p.json")
             env["NVTXCORR_GPU"] = "1" if config == "profile_gpu" else "0"
-            env["NVTXCORR_CUPTI_LIBRARY"] = self.cupti
+            if self.cupti:
+                env["NVTXCORR_CUPTI_LIBRARY"] = self.cupti
         if config in ("noop", "hand", "record") + PROFILE_CONFIGS:
             env["NVTX_INJECTION64_PATH"] = self.tool
         if config in ("noop", "hand") + PROFILE_CONFIGS:
@@ -323,6 +333,10 @@ class Bench:
                              self.cmd_for("direct", config, p["n"], p["b"], p["w"], 1, t),
                              self.env_for(config)))
         blocks.append((("threads",), runs))
+        for entry in WINDOW_ENTRIES:
+            runs = [(("window", entry, config), self.cmd_for(entry, config, p["n"], p["b"], p["w"]),
+                     self.env_for(config)) for config in ("bare",) + WINDOW_CONFIGS]
+            blocks.append((("window", entry), runs))
         if self.gpu:
             for entry in GPU_ENTRIES:
                 runs = [(("gpu", entry, config),
@@ -558,6 +572,23 @@ def report(b, t, ir):
                       f"{t.diff(('threads', th, c), base):+.1f}"]
         w(f"| {th} thread{'s' if th > 1 else ''} | " + " | ".join(cells) + " |")
     w("")
+    w("### Profile mode outside a window, no tool")
+    w("")
+    w("NVTXCORR_WINDOW=cudaProfilerApi with no window ever opened (NVTXCORR_GPU=0), against "
+      "enabled with no tool (profile mode off) and profile mode itself (NVTXCORR_GPU=0). ns per "
+      "launch; added over enabled, no tool: paired median over the repetitions.")
+    w("")
+    w("| entry point | bare | enabled, no tool | profile mode, outside a window | added | "
+      "profile mode |")
+    w("|---|---:|---:|---:|---:|---:|")
+    for key, _, title in ENTRIES:
+        if key not in WINDOW_ENTRIES:
+            continue
+        base = ("window", key, "bare")
+        off, idle, on = (("window", key, c) for c in WINDOW_CONFIGS)
+        w(f"| {title} | {fmt_ns(t.med(base))} | {fmt_ns(t.est(off, base))} | "
+          f"{fmt_ns(t.est(idle, base))} | {t.diff(idle, off):+.1f} | {fmt_ns(t.est(on, base))} |")
+    w("")
     if b.gpu:
         w("### Profile mode with GPU time (CUPTI), no tool")
         w("")
@@ -623,6 +654,12 @@ def targets(p, t):
         row(f"{c} mode flat from {p['threads'][0]} to {p['threads'][-1]} threads "
             "(added ns per launch per thread within 5 ns)",
             f"{added[0]:+.1f} → {added[-1]:+.1f} ns", abs(added[-1] - added[0]) <= 5)
+    if any(k[0] == "window" for k in t.data):
+        worst = max((t.diff(("window", e, "window_idle"), ("window", e, "notool")), e)
+                    for e in WINDOW_ENTRIES)
+        row(f"profile mode outside a window: ≤ {TARGETS['window_idle']:g} ns added over enabled, "
+            f"no tool, {', '.join(WINDOW_ENTRIES)}", f"worst {worst[0]:+.1f} ns ({worst[1]})",
+            worst[0] <= TARGETS["window_idle"])
     if any(k[0] == "gpu" for k in t.data):
         worst = max((t.diff(("gpu", e, "profile_gpu"), ("gpu", e, "profile_nogpu")), e)
                     for e in GPU_ENTRIES)

@@ -18,6 +18,7 @@
  */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <cudaProfiler.h>
 #include <cudaTypedefs.h>
 
 #include "fakecuda.h"
@@ -72,6 +73,8 @@ enum fk_counter {
     FKC_PROC_REQUESTS,     /* cuGetProcAddress and cuGetProcAddress_v2 calls */
     FKC_GRAPH_INSTANTIATE, /* successful instantiations, all entry points */
     FKC_GRAPH_EXEC_DESTROY,
+    FKC_PROFILER_START, /* cuProfilerStart calls (the real function reached) */
+    FKC_PROFILER_STOP,
     FKC_COUNT
 };
 

@@ -141,6 +141,8 @@ static const char *const fk_names[FKC_COUNT] = {
     [FKC_PROC_REQUESTS] = "cuGetProcAddress_requests",
     [FKC_GRAPH_INSTANTIATE] = "graph_instantiations",
     [FKC_GRAPH_EXEC_DESTROY] = "graph_exec_destroys",
+    [FKC_PROFILER_START] = "cuProfilerStart",
+    [FKC_PROFILER_STOP] = "cuProfilerStop",
 };
 
 const char *fk_counter_name(enum fk_counter c)

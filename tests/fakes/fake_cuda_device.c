@@ -192,6 +192,21 @@ FK_API CUresult cuCtxSynchronize_v2(CUcontext ctx)
     return fk_check_unsafe_call();
 }
 
+/* The profiler API: counted, so tests see that the real functions are still reached. */
+FK_API CUresult cuProfilerStart(void)
+{
+    FK_REQUIRE_INIT();
+    fk_count(FKC_PROFILER_START, 1);
+    return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuProfilerStop(void)
+{
+    FK_REQUIRE_INIT();
+    fk_count(FKC_PROFILER_STOP, 1);
+    return CUDA_SUCCESS;
+}
+
 /* ---- memory ---------------------------------------------------------------------------------- */
 
 /*

@@ -69,6 +69,8 @@ static const struct fk_impl fk_impls[] = {
     IMPL("cuCtxSetCurrent", 4000, cuCtxSetCurrent),
     IMPL("cuCtxGetDevice", 2000, cuCtxGetDevice),
     IMPL("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    IMPL("cuProfilerStart", 4000, cuProfilerStart),
+    IMPL("cuProfilerStop", 4000, cuProfilerStop),
     IMPL("cuCtxSynchronize", 13000, cuCtxSynchronize_v2),
     IMPL("cuMemAlloc", 3020, cuMemAlloc_v2),
     IMPL("cuMemFree", 3020, cuMemFree_v2),

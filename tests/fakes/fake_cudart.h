@@ -15,7 +15,9 @@
 /* Declares both flavours of every runtime entry point (cudaLaunchKernel and _ptsz, ...). */
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <cudaProfilerTypedefs.h>
 #include <cudaTypedefs.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
 #include "cudart_abi.h"
@@ -46,6 +48,8 @@ struct rt_driver {
     PFN_cuDevicePrimaryCtxRetain_v7000 primaryCtxRetain;
     PFN_cuCtxSetCurrent_v4000 ctxSetCurrent;
     PFN_cuCtxSynchronize_v2000 ctxSynchronize;
+    PFN_cuProfilerStart_v4000 profilerStart;
+    PFN_cuProfilerStop_v4000 profilerStop;
     PFN_cuMemAlloc_v3020 memAlloc;
     PFN_cuMemFree_v3020 memFree;
     PFN_cuStreamCreate_v2000 streamCreate;

@@ -100,6 +100,8 @@ static void rt_load(void)
     RT_RESOLVE(primaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, 0);
     RT_RESOLVE(ctxSetCurrent, "cuCtxSetCurrent", 4000, 0);
     RT_RESOLVE(ctxSynchronize, "cuCtxSynchronize", 2000, 0);
+    RT_RESOLVE(profilerStart, "cuProfilerStart", 4000, 0);
+    RT_RESOLVE(profilerStop, "cuProfilerStop", 4000, 0);
     RT_RESOLVE(moduleLoadData, "cuModuleLoadData", 2000, 0);
     RT_RESOLVE(moduleGetFunction, "cuModuleGetFunction", 2000, 0);
     RT_RESOLVE(libraryLoadData, "cuLibraryLoadData", 12000, 0);
@@ -273,6 +275,19 @@ RT_API cudaError_t cudaDeviceSynchronize(void)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(ctxSynchronize);
+}
+
+/* As the real runtime: the driver's profiler API through its cuGetProcAddress pointers. */
+RT_API cudaError_t cudaProfilerStart(void)
+{
+    cudaError_t e = rt_init();
+    return e != cudaSuccess ? e : RT_CALL(profilerStart);
+}
+
+RT_API cudaError_t cudaProfilerStop(void)
+{
+    cudaError_t e = rt_init();
+    return e != cudaSuccess ? e : RT_CALL(profilerStop);
 }
 
 /* ---- memory ---------------------------------------------------------------------------------- */

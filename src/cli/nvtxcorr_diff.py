@@ -1,0 +1,142 @@
+"""`nvtxcorr report --diff A B [--threshold PCT]`: two runs (or windows, or sets of them) side
+by side, per label or per kernel label, with the change in percent, largest absolute change
+first (docs/profile.md, "Comparing runs"). Its own module, imported by nvtxcorr_report.py,
+which hands it the loaded summaries and its formatting helpers.
+
+Each side is a summary file, a directory (its *.json), a quoted glob or a comma-separated list.
+Before comparing, what makes the comparison shaky is said on stderr: different processes or
+ranks, GPU time on one side only, different label tables (the summaries' "label_table"
+hash), GPU models or counts when the summaries name them, windows of very different length.
+When the lengths differ by more than a quarter, times are compared per second of window; the
+per-launch mean is compared always, and is what --threshold gates: exit 1 when a label present
+on both sides got slower per launch by more than PCT percent."""
+import glob
+import os
+
+LENGTH_RATIO = 1.25  # lengths further apart than this: compare rates, not totals
+
+
+def expand(side):
+    """The files a side names: a directory's *.json, a glob's matches, a comma list."""
+    out = []
+    for part in side.split(","):
+        if os.path.isdir(part):
+            out += sorted(glob.glob(os.path.join(part, "*.json")))
+        elif any(c in part for c in "*?["):
+            out += sorted(glob.glob(part))
+        elif part:
+            out.append(part)
+    return out
+
+
+def length_ns(summaries):
+    """The time a side covers: each process's windows (or whole runs) added up, the longest
+    process's sum (processes of one side run side by side)."""
+    per_pid = {}
+    for _, d in summaries:
+        w = d.get("window") or {}
+        start, end = w.get("start_ns", d.get("start_ns")), w.get("end_ns", d.get("end_ns"))
+        if isinstance(start, int) and isinstance(end, int) and end >= start:
+            key = (d.get("host"), d.get("pid"))
+            per_pid[key] = per_pid.get(key, 0) + (end - start)
+    return max(per_pid.values(), default=0)
+
+
+def rows(summaries, by, gpu):
+    """key -> [launches, time]: per label, or per kernel label (each kernel under its label,
+    or its function name when it has none); time is GPU time when `gpu`, else CPU time."""
+    out = {}
+    for _, d in summaries:
+        for e in d["kernels"] if by == "kernel" else d["labels"]:
+            key = e.get("label") or e.get("function") or e.get("name")
+            r = out.setdefault(key, [0, 0])
+            r[0] += e.get("launches") or 0
+            r[1] += (e.get("gpu_ns") or 0) if gpu else (e.get("cpu_ns") or 0)
+    return out
+
+
+def pct(a, b):
+    if a == 0:
+        return None if b == 0 else float("inf")
+    return 100.0 * (b - a) / a
+
+
+def fmt_pct(p):
+    if p is None:
+        return "-"
+    if p == float("inf"):
+        return "new"
+    return f"{p:+.1f}%"
+
+
+def warnings(a, b):
+    """What differs between the sides, one line each."""
+    out = []
+    pa = {(d.get("host"), d.get("pid")) for _, d in a}
+    pb = {(d.get("host"), d.get("pid")) for _, d in b}
+    if len(pa) != len(pb):
+        out.append(f"different process counts: A has {len(pa)}, B {len(pb)}")
+    ra = sorted({str(d.get("rank")) for _, d in a if d.get("rank") is not None})
+    rb = sorted({str(d.get("rank")) for _, d in b if d.get("rank") is not None})
+    if ra != rb:
+        out.append(f"different ranks: A {', '.join(ra) or 'none'}, B {', '.join(rb) or 'none'}")
+    ga, gb = all(d.get("gpu_time") for _, d in a), all(d.get("gpu_time") for _, d in b)
+    if ga != gb:
+        out.append(f"GPU time on one side only ({'A' if ga else 'B'}): comparing CPU time")
+    ta = {d.get("label_table") for _, d in a}
+    tb = {d.get("label_table") for _, d in b}
+    if ta != tb:
+        out.append("different label tables (label_table " + "/".join(sorted(map(str, ta))) +
+                   " vs " + "/".join(sorted(map(str, tb))) + "): labels may not mean the same")
+    gpus_a = sorted({str(d.get("gpus")) for _, d in a if "gpus" in d})
+    gpus_b = sorted({str(d.get("gpus")) for _, d in b if "gpus" in d})
+    if gpus_a and gpus_b and gpus_a != gpus_b:
+        out.append(f"different GPUs: A {gpus_a}, B {gpus_b}")
+    return out, ga and gb
+
+
+def diff(a, b, by, threshold, fmt_time, say, out):
+    """Writes the comparison to out; returns the exit status (1: a slowdown past threshold)."""
+    problems, gpu = warnings(a, b)
+    la, lb = length_ns(a), length_ns(b)
+    rates = bool(la and lb and max(la, lb) > LENGTH_RATIO * min(la, lb))
+    if rates:
+        problems.append(f"windows of different length (A {fmt_time(la)}, B {fmt_time(lb)}): "
+                        "comparing per second and per launch, not totals")
+    for p in problems:
+        say("warn", f"--diff: {p}")
+    ra, rb = rows(a, by, gpu), rows(b, by, gpu)
+    what = "GPU time" if gpu else "CPU time"
+    unit = "/s" if rates else ""
+
+    def scaled(t, length):
+        return t * 1e9 / length if rates else t
+
+    table = []
+    for key in set(ra) | set(rb):
+        (na, ta), (nb, tb) = ra.get(key, (0, 0)), rb.get(key, (0, 0))
+        sa, sb = scaled(ta, la), scaled(tb, lb)
+        ma, mb = (ta / na if na else None), (tb / nb if nb else None)
+        table.append((abs(sb - sa), key, na, nb, sa, sb, ma, mb))
+    table.sort(key=lambda r: (-r[0], str(r[1])))
+    head = "kernel label" if by == "kernel" else "label"
+    width = max([len(head)] + [len(str(r[1])) for r in table])
+    out.write(f"nvtxcorr: diff of {what}{' per second' if rates else ''}, A ({len(a)} file"
+              f"{'s' if len(a) != 1 else ''}) vs B ({len(b)} file{'s' if len(b) != 1 else ''})\n")
+    out.write(f"{head:<{width}}  {'A launches':>10}  {'B launches':>10}  {'A time' + unit:>10}  "
+              f"{'B time' + unit:>10}  {'change':>8}  {'A mean':>9}  {'B mean':>9}  "
+              f"{'change':>8}\n")
+    slower = []
+    for _, key, na, nb, sa, sb, ma, mb in table:
+        mpct = pct(ma, mb) if ma is not None and mb is not None else None
+        out.write(f"{str(key):<{width}}  {na:>10}  {nb:>10}  {fmt_time(round(sa)):>10}  "
+                  f"{fmt_time(round(sb)):>10}  {fmt_pct(pct(sa, sb)):>8}  "
+                  f"{fmt_time(round(ma)) if ma is not None else '-':>9}  "
+                  f"{fmt_time(round(mb)) if mb is not None else '-':>9}  {fmt_pct(mpct):>8}\n")
+        if threshold is not None and mpct is not None and mpct > threshold:
+            slower.append((key, mpct))
+    if threshold is None:
+        return 0
+    for key, p in slower:
+        say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per launch")
+    return 1 if slower else 0

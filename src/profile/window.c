@@ -1,0 +1,375 @@
+/* Profile mode's windows (NVTXCORR_WINDOW): a server that never exits gets one summary per
+ * window instead of one at exit. A window opens and closes at cuProfilerStart/Stop
+ * (cudaProfilerApi), at each NVTXCORR_WINDOW_SIGNAL (signal: a toggle), every N seconds
+ * (every:N), or around an application NVTX range (nvtx:<glob>[@domain], through program
+ * context's range listener: nvtxcorr must be the NVTX tool); delay:S ignores triggers (and starts
+ * every:) S seconds into the run, count:N stops after N windows.
+ *
+ * Outside a window the core is in NVTXCORR_MODE_PROFILE_IDLE (or ACTIVE when an NVTX tool is
+ * attached): a launch costs what it costs with profile mode off, and is recorded nowhere.
+ * Opening a window is one store of the mode (async-signal-safe, so the signal handler does it
+ * itself); closing it stores the idle mode and leaves the rest to a helper thread: it cuts
+ * (reads every site's records, summary.c), then writes the window's summary from the
+ * difference between this cut and the previous one. A window cannot reopen before its
+ * predecessor is cut (the reopen waits for the helper), so no launch is counted in two
+ * windows or in none; a launch in flight when its window closes counts in the next one.
+ * cuProfilerStop waits (bounded, 5 s) for its window's cut, so the launches the program makes
+ * after it never mix in. Nothing is written by a hook or a signal handler.
+ *
+ * GPU time (CUPTI) is not split by window in this version: window summaries are CPU-side. */
+#include <errno.h>
+#include <fnmatch.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "context/context.h"
+#include "internal.h"
+#include "window_spec.h"
+
+enum { CLOSED, OPEN, CLOSING, FINISHED };
+static _Atomic int state = CLOSED;
+static _Atomic int want_open;        /* a reason to open as soon as the pending cut is made */
+static _Atomic unsigned opened, cut; /* windows opened; windows cut */
+static _Atomic int open_reason;      /* what opened the window now open */
+static _Atomic int close_reason;     /* what closed it (or "exit") */
+static _Atomic uint64_t start_ns, end_ns;
+static int idle_mode = NVTXCORR_MODE_PROFILE_IDLE;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the helper's cut and write */
+static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, cut_made = PTHREAD_COND_INITIALIZER;
+static prof_snap_t *snaps[2]; /* the last cut and the one before, by parity of `cut` */
+static uint64_t own_at_cut[2];
+static int signal_ours;
+
+static const char *const reasons[] = {"", "cudaProfilerApi", "signal", "every", "nvtx", "exit"};
+enum { REASON_EXIT = 5 };
+
+const prof_window_t *nvtxcorr_prof_window_now;
+const prof_snap_t *nvtxcorr_prof_snap_cur, *nvtxcorr_prof_snap_base;
+uint64_t nvtxcorr_prof_window_own_base;
+
+int nvtxcorr_prof_windows(void)
+{
+    return nvtxcorr_config.window_kind != NVTXCORR_WINDOW_NONE && nvtxcorr_config.profile;
+}
+
+/* The mode to start in: between windows. */
+int nvtxcorr_prof_window_mode(int tool)
+{
+    idle_mode = tool ? NVTXCORR_MODE_ACTIVE : NVTXCORR_MODE_PROFILE_IDLE;
+    return nvtxcorr_prof_windows() ? idle_mode : NVTXCORR_MODE_PROFILE;
+}
+
+static uint64_t since_start_ns(void)
+{
+    return nvtxcorr_prof_realtime_ns() - nvtxcorr_prof_process.start_ns;
+}
+
+/* Async-signal-safe: atomics only. */
+static void open_window(int reason)
+{
+    unsigned n = atomic_load(&opened);
+    if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return;
+    if (nvtxcorr_config.window_kind != NVTXCORR_WINDOW_EVERY &&
+        since_start_ns() < nvtxcorr_config.window_delay_ns)
+        return;
+    int expected = CLOSED;
+    if (atomic_compare_exchange_strong(&state, &expected, OPEN)) {
+        atomic_store(&opened, n + 1);
+        atomic_store(&open_reason, reason);
+        atomic_store(&start_ns, nvtxcorr_prof_realtime_ns());
+        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+    } else if (expected == CLOSING) {
+        atomic_store(&want_open, reason);
+    }
+}
+
+static int close_window(int reason)
+{
+    int expected = OPEN;
+    if (!atomic_compare_exchange_strong(&state, &expected, CLOSING)) {
+        if (expected == CLOSING) atomic_store(&want_open, 0); /* a toggle took its reopen back */
+        return 0;
+    }
+    atomic_store_explicit(&nvtxcorr_mode, idle_mode, memory_order_release);
+    atomic_store(&end_ns, nvtxcorr_prof_realtime_ns());
+    atomic_store(&close_reason, reason);
+    return 1;
+}
+
+/* Closes the window for `reason` on a program thread, and waits for its cut (bounded). */
+static void close_and_wait(int reason)
+{
+    unsigned n = atomic_load(&opened);
+    if (!close_window(reason)) return;
+    /* Wait for this window's cut, so the program's next launches are not in it. */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 5;
+    pthread_mutex_lock(&wake_lock);
+    pthread_cond_broadcast(&wake);
+    while (atomic_load(&cut) < n && atomic_load(&state) != FINISHED)
+        if (pthread_cond_timedwait(&cut_made, &wake_lock, &until) == ETIMEDOUT) break;
+    pthread_mutex_unlock(&wake_lock);
+}
+
+/* cuProfilerStart (1) / cuProfilerStop (0), from the driver hook (profile.h). */
+void nvtxcorr_profile_profiler_api(int start)
+{
+    if (!nvtxcorr_prof_windows() || nvtxcorr_config.window_kind != NVTXCORR_WINDOW_API) return;
+    if (start)
+        open_window(NVTXCORR_WINDOW_API);
+    else
+        close_and_wait(NVTXCORR_WINDOW_API);
+}
+
+/* nvtx:<range>[@domain], from program context's range listener (context.h), on the program's
+ * thread inside its NVTX call: the window is open while any matching range is (the outermost
+ * push opens it, the pop that closes the last one closes it). A pop names its range only in
+ * domains program context records, so each thread keeps, per domain, one bit per open range:
+ * whether it matched (64 deep; deeper ranges never match). */
+static _Atomic int nvtx_open;
+typedef struct nvtx_stack {
+    uint32_t domain; /* hash of the name, 0: free */
+    unsigned depth;
+    uint64_t matched;
+} nvtx_stack_t;
+static __thread nvtx_stack_t nvtx_stacks[8];
+
+static nvtx_stack_t *stack_of(const char *domain)
+{
+    uint32_t h = 2166136261u;
+    for (const char *c = domain ? domain : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    h |= 1;
+    for (int i = 0; i < 8; i++)
+        if (nvtx_stacks[i].domain == h || nvtx_stacks[i].domain == 0) {
+            nvtx_stacks[i].domain = h;
+            return &nvtx_stacks[i];
+        }
+    return NULL; /* more than 8 domains on this thread: the others are not followed */
+}
+
+static void on_range(int push, const char *domain, const char *message)
+{
+    const char *want = nvtxcorr_config.window_domain;
+    if (want && strcmp(domain ? domain : "", want) != 0) return;
+    nvtx_stack_t *st = stack_of(domain);
+    if (st == NULL) return;
+    if (push) {
+        int match =
+            st->depth < 64 && message && fnmatch(nvtxcorr_config.window_range, message, 0) == 0;
+        if (st->depth < 64)
+            st->matched = (st->matched & ~(1ull << st->depth)) | ((uint64_t)match << st->depth);
+        st->depth++;
+        if (match && atomic_fetch_add(&nvtx_open, 1) == 0) open_window(NVTXCORR_WINDOW_NVTX);
+        return;
+    }
+    if (st->depth == 0) return; /* unbalanced */
+    st->depth--;
+    if (st->depth >= 64 || !((st->matched >> st->depth) & 1)) return;
+    if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_and_wait(NVTXCORR_WINDOW_NVTX);
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    if (atomic_load(&state) == OPEN)
+        close_window(NVTXCORR_WINDOW_SIGNAL);
+    else
+        open_window(NVTXCORR_WINDOW_SIGNAL);
+    errno = saved;
+}
+
+static prof_snap_t *snap_for(unsigned n)
+{
+    prof_snap_t **s = &snaps[n & 1];
+    if (*s == NULL) *s = nvtxcorr_prof_zalloc(sizeof(prof_snap_t) * PROF_MAX_SITES);
+    return *s;
+}
+
+/* Under `lock`: window `index`'s cut, written from the difference with the previous one. The
+ * reopen (want_open) happens between the cut and the write. */
+static void cut_and_write(int reason, int at_exit)
+{
+    unsigned index = atomic_load(&cut) + 1;
+    prof_snap_t *cur = snap_for(index), *base = index > 1 ? snaps[(index - 1) & 1] : NULL;
+    uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
+    if (cur)
+        for (uint32_t i = 0; i < nsites; i++)
+            nvtxcorr_prof_site_read(
+                atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire), &cur[i]);
+    own_at_cut[index & 1] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
+    prof_window_t w = {index, reasons[reason], atomic_load(&start_ns), atomic_load(&end_ns)};
+    if (!at_exit) pthread_mutex_lock(&wake_lock); /* exit may be in a signal handler */
+    atomic_store(&cut, index);
+    if (atomic_load(&state) == CLOSING) atomic_store(&state, at_exit ? FINISHED : CLOSED);
+    if (!at_exit) {
+        pthread_cond_broadcast(&cut_made);
+        pthread_mutex_unlock(&wake_lock);
+        int again = atomic_exchange(&want_open, 0);
+        if (again) open_window(again);
+    }
+    if (cur == NULL) return; /* out of memory: the window is lost, the program is not */
+    nvtxcorr_prof_snap_cur = cur;
+    nvtxcorr_prof_snap_base = base;
+    nvtxcorr_prof_window_own_base = index > 1 ? own_at_cut[(index - 1) & 1] : 0;
+    nvtxcorr_prof_window_now = &w;
+    nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
+    nvtxcorr_prof_window_now = NULL;
+}
+
+static void *helper(void *unused)
+{
+    (void)unused;
+    uint64_t every = nvtxcorr_config.window_every_ns, next = 0;
+    if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_EVERY)
+        next = atomic_load(&state) == OPEN
+                   ? atomic_load(&start_ns) + every
+                   : nvtxcorr_prof_process.start_ns + nvtxcorr_config.window_delay_ns;
+    for (;;) {
+        /* Signal windows are only seen here: the handler takes no lock, so this polls. */
+        uint64_t wait_ns = 20 * 1000 * 1000, now = nvtxcorr_prof_realtime_ns();
+        if (next && next > now && next - now < wait_ns) wait_ns = next - now;
+        if (atomic_load(&state) != CLOSING && (!next || next > now)) {
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_sec += (time_t)(wait_ns / 1000000000u);
+            until.tv_nsec += (long)(wait_ns % 1000000000u);
+            if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
+            pthread_mutex_lock(&wake_lock);
+            if (atomic_load(&state) != CLOSING) pthread_cond_timedwait(&wake, &wake_lock, &until);
+            pthread_mutex_unlock(&wake_lock);
+        }
+        pthread_mutex_lock(&lock);
+        if (atomic_load(&state) == FINISHED) {
+            pthread_mutex_unlock(&lock);
+            return NULL;
+        }
+        now = nvtxcorr_prof_realtime_ns();
+        if (next && now >= next) {
+            /* every: back to back, so the mode stays: the cut itself is the boundary, and the
+             * next window starts where this one ends. The last one (count:) closes. */
+            unsigned n = atomic_load(&opened);
+            if (atomic_load(&state) != OPEN) {
+                open_window(NVTXCORR_WINDOW_EVERY);
+            } else if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) {
+                close_window(NVTXCORR_WINDOW_EVERY);
+            } else {
+                atomic_store(&end_ns, now);
+                atomic_store(&close_reason, NVTXCORR_WINDOW_EVERY);
+                cut_and_write(NVTXCORR_WINDOW_EVERY, 0);
+                atomic_store(&start_ns, now);
+                atomic_store(&opened, n + 1);
+            }
+            while (next <= now)
+                next += every;
+        }
+        if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0);
+        pthread_mutex_unlock(&lock);
+    }
+}
+
+/* Called once profile mode is on (nvtxcorr_profile_init). */
+void nvtxcorr_prof_window_start(void)
+{
+    if (!nvtxcorr_prof_windows()) return;
+    if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_NVTX &&
+        nvtxcorr_context_on_range(on_range) != 0) {
+        nvtxcorr_prof_say("error",
+                          "NVTXCORR_WINDOW=nvtx: no room for another range listener; "
+                          "one summary at exit",
+                          (char *)NULL);
+        nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+        return;
+    }
+    if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_SIGNAL) {
+        int sig = nvtxcorr_config.window_signal;
+        struct sigaction old, ours;
+        if (nvtxcorr_prof_real_sigaction(sig, NULL, &old) == 0 && !(old.sa_flags & SA_SIGINFO) &&
+            old.sa_handler == SIG_DFL) {
+            memset(&ours, 0, sizeof ours);
+            ours.sa_handler = on_signal;
+            sigemptyset(&ours.sa_mask);
+            ours.sa_flags = SA_RESTART;
+            if (nvtxcorr_prof_real_sigaction(sig, &ours, NULL) == 0) {
+                nvtxcorr_prof_stand_in_toggle(sig, on_signal);
+                signal_ours = 1;
+            }
+        }
+        if (!signal_ours) {
+            char num[24];
+            num[nvtxcorr_fmt_u64(num, (uint64_t)sig)] = 0;
+            nvtxcorr_prof_say("warn", "NVTXCORR_WINDOW=signal: the program already handles signal ",
+                              num, "; no windows (one summary at exit)", (char *)NULL);
+            nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+            atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+            return;
+        }
+    }
+    /* every: the first window opens now (or after delay:, by the helper), so no launch
+     * before the helper's first turn is missed. */
+    if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_EVERY && !nvtxcorr_config.window_delay_ns)
+        open_window(NVTXCORR_WINDOW_EVERY);
+    /* The helper blocks every signal: the program's threads take them, as without nvtxcorr. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&t, &attr, helper, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err != 0) {
+        nvtxcorr_prof_say("error", "NVTXCORR_WINDOW: no helper thread (",
+                          nvtxcorr_prof_strerror(err), "); one summary at exit", (char *)NULL);
+        nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+    }
+}
+
+/* A forked child has no helper thread: it has no windows, and writes one summary for its
+ * whole run at exit, as without NVTXCORR_WINDOW (profile.c's child step). */
+void nvtxcorr_prof_window_after_fork(void)
+{
+    if (!nvtxcorr_prof_windows()) return;
+    nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
+    atomic_store(&state, FINISHED);
+    atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+}
+
+/* At exit (exit.c, in place of the whole-run summary): the window still open, or closed and
+ * not yet cut, is written now, by this thread; the helper stops. From a signal handler the
+ * helper's lock is only tried, a bounded time. */
+void nvtxcorr_prof_window_exit(int from_signal)
+{
+    int locked = 0;
+    for (int i = 0; i < 1000 && !(locked = pthread_mutex_trylock(&lock) == 0); i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    (void)from_signal;
+    if (!locked) {
+        nvtxcorr_prof_say("warn", "profile: the window helper is stuck; last window not written",
+                          (char *)NULL);
+        return;
+    }
+    int reason = REASON_EXIT;
+    if (atomic_load(&state) == CLOSING)
+        reason = atomic_load(&close_reason);
+    else if (!close_window(REASON_EXIT))
+        reason = 0;
+    if (reason) cut_and_write(reason, 1);
+    if (atomic_load(&opened) == 0)
+        nvtxcorr_prof_say("warn", "profile: no window opened (NVTXCORR_WINDOW); no summary written",
+                          (char *)NULL);
+    atomic_store(&state, FINISHED);
+    pthread_mutex_unlock(&lock);
+}

@@ -1,0 +1,212 @@
+/* Scenario program for profile mode's windows (tests/e2e/test_windows.py), on the fake driver
+ * and the fake runtime.
+ *
+ *   api PATH        three windows opened and closed with the profiler API reached by PATH:
+ *                   direct (the linked cuProfilerStart/Stop), dlsym (on a libcuda handle),
+ *                   procaddr (cuGetProcAddress_v2), entrypoint (cudaGetDriverEntryPoint),
+ *                   runtime (cudaProfilerStart/Stop of libcudart). Window k (1..3): add1 x(k+1)
+ *                   and flash x k; before, between and after the windows: triton x5
+ *   signal-threads  8 threads launch add1 until told to stop; a ninth sends SIGUSR2 to the
+ *                   process 20 times, 40 ms apart; prints "launched N" (all threads together)
+ *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
+ *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
+ *                   a nested "step.inner" around flash x k; triton x5 before, between and
+ *                   after; then a "step" range in domain "other" around triton x3
+ *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
+ *                   or after the first launch; add1 x3, raise(SIGUSR2), add1 x2; the handler
+ *                   prints "handler ran" */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cudaProfiler.h>
+#include <dlfcn.h>
+#include <nvtx3/nvToolsExt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "scn_common.h"
+
+static CUfunction add1, flash, triton;
+static CUstream stream;
+
+static void launch(CUfunction f, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
+            printf("launch failed\n");
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+typedef int (*profiler_fn)(void);
+
+/* cudaProfilerStart/Stop return cudaError_t, cuProfilerStart/Stop CUresult: both an int. */
+static void profiler_api(const char *path, profiler_fn *start, profiler_fn *stop)
+{
+    void *p = NULL, *q = NULL;
+    if (!strcmp(path, "direct")) {
+        p = (void *)cuProfilerStart, q = (void *)cuProfilerStop;
+    } else if (!strcmp(path, "dlsym")) {
+        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+        p = dlsym(h, "cuProfilerStart"), q = dlsym(h, "cuProfilerStop");
+    } else if (!strcmp(path, "procaddr")) {
+        CUdriverProcAddressQueryResult st;
+        CHECK("getprocaddress", cuGetProcAddress_v2("cuProfilerStart", &p, 4000, 0, &st));
+        CHECK("getprocaddress", cuGetProcAddress_v2("cuProfilerStop", &q, 4000, 0, &st));
+    } else {
+        void *rt = dlopen("libcudart.so.13", RTLD_NOW);
+        if (rt == NULL) {
+            printf("no libcudart: %s\n", dlerror());
+            exit(3);
+        }
+        if (!strcmp(path, "runtime")) {
+            p = dlsym(rt, "cudaProfilerStart"), q = dlsym(rt, "cudaProfilerStop");
+        } else {
+            typedef int (*entry_fn)(const char *, void **, unsigned long long, int *);
+            entry_fn entry = (entry_fn)dlsym(rt, "cudaGetDriverEntryPoint");
+            int st;
+            CHECK("entrypoint", (CUresult)entry("cuProfilerStart", &p, 0, &st));
+            CHECK("entrypoint", (CUresult)entry("cuProfilerStop", &q, 0, &st));
+        }
+    }
+    if (p == NULL || q == NULL) {
+        printf("profiler API not found by %s\n", path);
+        exit(3);
+    }
+    memcpy(start, &p, sizeof p);
+    memcpy(stop, &q, sizeof q);
+}
+
+static void api(const char *path)
+{
+    profiler_fn start, stop;
+    profiler_api(path, &start, &stop);
+    launch(triton, 5);
+    for (int k = 1; k <= 3; k++) {
+        CHECK("start", (CUresult)start());
+        launch(add1, k + 1);
+        launch(flash, k);
+        CHECK("stop", (CUresult)stop());
+        launch(triton, 5);
+    }
+}
+
+static void nvtx(void)
+{
+    launch(triton, 5);
+    for (int k = 1; k <= 3; k++) {
+        nvtxRangePushA("step");
+        launch(add1, k + 1);
+        nvtxRangePushA("step.inner");
+        launch(flash, k);
+        nvtxRangePop();
+        nvtxRangePop();
+        launch(triton, 5);
+    }
+    nvtxDomainHandle_t other = nvtxDomainCreateA("other");
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "step";
+    nvtxDomainRangePushEx(other, &a);
+    launch(triton, 3);
+    nvtxDomainRangePop(other);
+}
+
+static atomic_int stop_launching;
+static atomic_long launched;
+
+static void *launcher(void *arg)
+{
+    (void)arg;
+    long n = 0;
+    while (!atomic_load(&stop_launching)) {
+        launch(add1, 1);
+        n++;
+    }
+    atomic_fetch_add(&launched, n);
+    return NULL;
+}
+
+static void signal_threads(void)
+{
+    pthread_t t[8];
+    for (int i = 0; i < 8; i++)
+        pthread_create(&t[i], NULL, launcher, NULL);
+    sleep_ms(20);
+    for (int i = 0; i < 20; i++) {
+        kill(getpid(), SIGUSR2);
+        sleep_ms(40);
+    }
+    atomic_store(&stop_launching, 1);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    printf("launched %ld\n", atomic_load(&launched));
+}
+
+static void loop(long ms)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long n = 0;
+    do {
+        launch(add1, 1);
+        n++;
+        sleep_ms(1);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+    printf("launched %ld\n", n);
+}
+
+static void on_usr2(int sig)
+{
+    (void)sig;
+    static const char msg[] = "handler ran\n";
+    if (write(1, msg, sizeof msg - 1) < 0) abort();
+}
+
+static void own_handler(const char *when, int before)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr2;
+    if (before == !strcmp(when, "before")) sigaction(SIGUSR2, &sa, NULL);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) return 2;
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (!strcmp(argv[1], "own-handler") && argc > 2) own_handler(argv[2], 1);
+    stream = scn_context();
+    scn_load_kernels(&add1, &flash, &triton);
+    if (!strcmp(argv[1], "api") && argc > 2) {
+        api(argv[2]);
+    } else if (!strcmp(argv[1], "nvtx")) {
+        nvtx();
+    } else if (!strcmp(argv[1], "signal-threads")) {
+        signal_threads();
+    } else if (!strcmp(argv[1], "loop") && argc > 2) {
+        loop(atol(argv[2]));
+    } else if (!strcmp(argv[1], "own-handler") && argc > 2) {
+        launch(add1, 1);
+        own_handler(argv[2], 0);
+        launch(add1, 2);
+        raise(SIGUSR2);
+        launch(add1, 2);
+    } else {
+        return 2;
+    }
+    return 0;
+}
