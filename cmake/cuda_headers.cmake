@@ -24,20 +24,28 @@ def find(rel):
             if os.path.isfile(os.path.join(d, rel)):
                 return d
     return ""
-print(find("cuda.h") + ";" + find("nvtx3/nvToolsExt.h"), end="")
+print(find("cuda.h") + ";" + find("nvtx3/nvToolsExt.h") + ";" + find("cudaProfiler.h"), end="")
 ]=]
     OUTPUT_VARIABLE _nvtxcorr_wheel_dirs RESULT_VARIABLE _rc)
   list(GET _nvtxcorr_wheel_dirs 0 _cuda_inc)
   list(GET _nvtxcorr_wheel_dirs 1 _nvtx_inc)
-  if(NOT _rc EQUAL 0 OR NOT _cuda_inc OR NOT _nvtx_inc
+  list(GET _nvtxcorr_wheel_dirs 2 _profiler_inc)
+  # cudaProfiler.h (cuProfilerStart/Stop, hooked for NVTXCORR_WINDOW=cudaProfilerApi) is not in
+  # nvidia-cuda-runtime but in nvidia-cuda-profiler-api. Required: a compiler would otherwise
+  # take it from any CUDA headers in /usr/local/include, of another version.
+  if(NOT _rc EQUAL 0 OR NOT _cuda_inc OR NOT _nvtx_inc OR NOT _profiler_inc
      OR NOT EXISTS ${_cuda_inc}/cudaTypedefs.h OR NOT EXISTS ${_cuda_inc}/cuda_runtime_api.h)
     message(FATAL_ERROR "No CUDA toolkit, and no CUDA/NVTX headers from the wheels for "
       "${Python3_EXECUTABLE}. Install a toolkit, or: ${Python3_EXECUTABLE} -m pip install "
-      "'nvidia-cuda-runtime>=13,<14' 'nvidia-nvtx>=13,<14' (then reconfigure).")
+      "'nvidia-cuda-runtime>=13,<14' 'nvidia-cuda-profiler-api>=13,<14' 'nvidia-nvtx>=13,<14' "
+      "(then reconfigure).")
   endif()
   message(STATUS "CUDA headers from the nvidia-cuda-runtime wheel: ${_cuda_inc}")
   message(STATUS "NVTX3 headers from the nvidia-nvtx wheel: ${_nvtx_inc}")
   set(CUDAToolkit_INCLUDE_DIRS ${_cuda_inc})
+  if(NOT _profiler_inc STREQUAL _cuda_inc)
+    list(APPEND CUDAToolkit_INCLUDE_DIRS ${_profiler_inc})
+  endif()
   set(CUDAToolkit_NVCC_EXECUTABLE "")
   add_library(CUDA::nvtx3 INTERFACE IMPORTED)
   set_target_properties(CUDA::nvtx3 PROPERTIES INTERFACE_INCLUDE_DIRECTORIES ${_nvtx_inc}
