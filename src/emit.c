@@ -16,6 +16,7 @@
 #include "nvtxcorr.h"
 
 nvtxDomainHandle_t nvtxcorr_domain;
+_Atomic int nvtxcorr_nvtx_refused_self;
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static nvtxcorr_map_t capture_variants; /* label -> its " [capture]" variant */

@@ -157,6 +157,12 @@ static void initialise_here(void *unused)
             if (table == NULL)
                 nvtxcorr_log(NVTXCORR_LOG_ERROR, "label table rejected; using default labels");
         }
+    } else if (atomic_load_explicit(&nvtxcorr_nvtx_refused_self, memory_order_relaxed)) {
+        why = "enabled, pass-through: NVTX_INJECTION64_PATH names nvtxcorr itself";
+        nvtxcorr_log(NVTXCORR_LOG_WARN,
+                     "NVTX_INJECTION64_PATH names nvtxcorr itself: it takes the program's NVTX "
+                     "ranges as context for profile mode, which is off here, and is no tool for "
+                     "its own ranges; pass-through (for Nsight, name its tool instead)");
     } else if (nvtxcorr_config.injection) {
         why = "enabled, pass-through: the NVTX tool could not be loaded";
         nvtxcorr_log(NVTXCORR_LOG_WARN,

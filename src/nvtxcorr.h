@@ -306,6 +306,10 @@ typedef struct nvtxcorr_label {
 
 extern nvtxDomainHandle_t nvtxcorr_domain;
 int nvtxcorr_emit_init(void);
+/* Set by program context's InitializeInjectionNvtx2 when NVTX_INJECTION64_PATH names this
+ * library and its own NVTX instance (emit.c's) asked it to be its tool, which it refuses: so
+ * the core can say why there is no tool for its ranges, instead of "could not be loaded". */
+extern _Atomic int nvtxcorr_nvtx_refused_self;
 /* Interned by (text, colour, category): the same label is registered once. */
 const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip);

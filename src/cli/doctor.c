@@ -97,6 +97,16 @@ static void check_nvtx_tool(void)
              "(nsys and ncu set it; run the program under them)");
         return;
     }
+    char version[64];
+    if (library_version(path, version, sizeof version)) {
+        snprintf(detail, sizeof detail,
+                 "NVTX_INJECTION64_PATH=%s is nvtxcorr itself: the program's NVTX ranges are "
+                 "context in profile mode, and nvtxcorr's own ranges reach no tool (nsys and ncu "
+                 "name theirs)",
+                 path);
+        line("NVTX tool", "ok", detail);
+        return;
+    }
     void *h = dlopen(path, RTLD_LAZY | RTLD_LOCAL);
     if (h) {
         snprintf(detail, sizeof detail, "NVTX_INJECTION64_PATH=%s loads", path);

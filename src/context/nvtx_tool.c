@@ -431,7 +431,11 @@ int nvtxcorr_context_injected(void)
 NVTXCORR_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable);
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
-    if (getExportTable == NULL || ours((const void *)getExportTable)) return 0;
+    if (getExportTable == NULL) return 0;
+    if (ours((const void *)getExportTable)) {
+        atomic_store_explicit(&nvtxcorr_nvtx_refused_self, 1, memory_order_relaxed);
+        return 0;
+    }
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, setup);
     const NvtxExportTableCallbacks *cb = getExportTable(NVTX_ETID_CALLBACKS);

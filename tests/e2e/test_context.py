@@ -406,3 +406,16 @@ def test_context_in_trace(env):
             if r["gpu_kernels"]:
                 want[tuple(r["context"])] = want.get(tuple(r["context"]), 0) + r["gpu_kernels"]
         check(got == want, f"{name}: kernels by context in the trace {got}, summary {want}")
+
+
+@scenario
+def test_context_injection_self_without_profile(env):
+    """NVTX_INJECTION64_PATH naming nvtxcorr itself without profile mode: one line that says
+    so (not that the tool "could not be loaded", which sends users looking for a broken path),
+    pass-through, the program unharmed and its NVTX calls answered."""
+    run = env.run_ok([env.prog("scn_context"), "levels"], tool=False,
+                     env=tool_env(env, {"NVTXCORR_LOG": "warn"}))
+    lines = [l for l in run.err.splitlines() if l]
+    check(len(lines) == 1 and "names nvtxcorr itself" in lines[0]
+          and "could not be loaded" not in lines[0], f"stderr: {run.err!r}")
+    check(levels(run).get("push-a") == "0", f"the program's NVTX calls: {levels(run)}")

@@ -130,6 +130,9 @@ def test_doctor(env):
         "NVTX_INJECTION64_PATH": "/nonexistent.so"})
     check("NVTX tool    fail: NVTX_INJECTION64_PATH=/nonexistent.so does not load" in out, out)
     check("labels       fail: NVTXCORR_LABELS_INLINE: rejected" in out, out)
+    # nvtxcorr itself as the NVTX tool (program context) is named as such, not as a tool.
+    out = doctor("doctor", extra={"NVTX_INJECTION64_PATH": lib})
+    check(f"NVTX tool    ok: NVTX_INJECTION64_PATH={lib} is nvtxcorr itself" in out, out)
 
 
 def scikit_build_python():
