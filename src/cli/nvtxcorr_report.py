@@ -661,6 +661,58 @@ def hatchet(summaries):
     if rest:
         other = root["children"].setdefault("[no label]", node("[no label]", "", "other"))
         other["metrics"]["time"] = rest
+    return tree_json(root)
+
+
+def hatchet_context(summaries, depth=None, focus=None):
+    """The context tree (--by context) in Hatchet's literal form: the program's NVTX ranges
+    from the outermost in (frame type "context"), each row's kernel label a leaf under its path
+    (type "label"); a replayed kernel's path holds the graph launch's live path, the graph's
+    label and its node's capture path (docs/profile.md, Program context), and the graph's node
+    has the graph launches' own counts and CPU time. Metrics as hatchet()
+    has them; the root's "time (inc)" is the summaries' totals.gpu_ns, as the contexts rows
+    sum to it. A frame's path is the whole path, " > " between elements: Hatchet identifies
+    nodes by frame, and a range name repeats under different parents."""
+    def node(name, path, kind):
+        return {"frame": {"name": name, "type": kind, "path": path},
+                "metrics": {"time": 0, "count": 0, "launches": 0, "cpu_ns": 0},
+                "children": {}}
+    cmds = {os.path.basename(str((d.get("command") or [p])[0])) for p, d in summaries}
+    root = node(" ".join(sorted(cmds)) if len(cmds) <= 3 else f"{len(summaries)} processes",
+                "", "program")
+    rows = sorted(merge_contexts(summaries, depth, focus).items())
+
+    def context_node(path):
+        at = root
+        for i, part in enumerate(path):
+            at = at["children"].setdefault(("context", part),
+                                           node(part, " > ".join(path[:i + 1]), "context"))
+        return at
+    for (path, _), _ in rows:
+        context_node(path)
+    placed = 0
+    for (path, label), c in rows:
+        at = context_node(path)
+        # A graph launch's own row (its launches and CPU time) is the node its replayed
+        # kernels' paths go through: one node, not a leaf beside it of the same name.
+        at = at["children"].get(("context", label)) or at["children"].setdefault(
+            ("label", label), node(label, " > ".join(path + (label,)), "label"))
+        m = at["metrics"]
+        m["time"] += c["gpu_ns"] or 0
+        m["count"] += c["gpu_kernels"] or 0
+        m["launches"] += c["launches"]
+        m["cpu_ns"] += c["cpu_ns"]
+        placed += c["gpu_ns"] or 0
+    rest = (merged_totals(summaries).get("gpu_ns") or 0) - placed
+    if rest and focus is None:  # summaries without contexts rows (profile mode before them)
+        other = root["children"].setdefault("[no context]", node("[no context]", "", "other"))
+        other["metrics"]["time"] = rest
+    return tree_json(root)
+
+
+def tree_json(root):
+    """A tree of node() dicts as Hatchet's literal JSON: inclusive metrics added, children
+    listed by inclusive GPU time."""
 
     def close(n):
         kids = [close(c) for c in n["children"].values()]
@@ -987,6 +1039,8 @@ def cmd_report(args):
     if summaries:
         if args.suggest:
             sys.stdout.write(suggest(summaries))
+        elif args.hatchet and args.by == "context":
+            sys.stdout.write(hatchet_context(summaries, args.depth, args.focus))
         elif args.hatchet:
             sys.stdout.write(hatchet(summaries))
         elif args.by == "rank":
@@ -1194,7 +1248,8 @@ def main(argv):
     g.add_argument("--folded", action="store_true",
                    help="GPU time by program context as folded stacks (flamegraph.pl)")
     g.add_argument("--hatchet", action="store_true",
-                   help="the label tree in Hatchet's literal JSON (GraphFrame.from_literal)")
+                   help="the label tree (with --by context: the context tree) in Hatchet's "
+                   "literal JSON (GraphFrame.from_literal)")
     g.add_argument("--diff", action="store_true",
                    help="compare two runs: FILE A B, each a file, directory, glob or list")
     rp.add_argument("--threshold", type=float, metavar="PCT",

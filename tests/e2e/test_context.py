@@ -5,6 +5,7 @@ with its own NVTX instance: scenarios/ctx_plugin.cpp)."""
 import json
 import os
 import re
+import subprocess
 import tempfile
 
 from harness import Skip, check, scenario
@@ -419,3 +420,43 @@ def test_context_injection_self_without_profile(env):
     check(len(lines) == 1 and "names nvtxcorr itself" in lines[0]
           and "could not be loaded" not in lines[0], f"stderr: {run.err!r}")
     check(levels(run).get("push-a") == "0", f"the program's NVTX calls: {levels(run)}")
+
+
+@scenario
+def test_context_hatchet_tree(env):
+    """`nvtxcorr report --hatchet --by context` loads with llnl-hatchet's
+    GraphFrame.from_literal: each (context, kernel label) row of two processes' summaries is a
+    leaf under its path with that GPU time, operations and launches; the graph's node holds the
+    graph launches; the root's inclusive GPU time is the totals'; Hatchet's own inclusive times
+    equal the file's."""
+    from test_kineto import HTA_CHECK, analysis_python
+    py = analysis_python("hatchet")
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-ctx-hatchet-")
+    files, want, total = [], {}, 0
+    for replays in (1, 3):
+        _, s, d = profiled(env, [env.prog("scn_context"), "decode", str(replays)])
+        files.append(os.path.join(d, "p.json"))
+        total += s["totals"]["gpu_ns"]
+        graph = s["graphs"][0]["label"]
+        for (ctx, label), v in decode_expected(replays, graph).items():
+            want[(ctx, label)] = tuple(a + b for a, b in zip(want.get((ctx, label), (0, 0, 0)), v))
+    r = env.run([env.launcher, "report", "--hatchet", "--by", "context", *files], preload=False,
+                enabled=False, tool=False)
+    check(r.rc == 0 and r.err == "", r.err)
+    path = os.path.join(tmp, "tree.json")
+    with open(path, "w") as f:
+        f.write(r.out)
+    h = subprocess.run([py, HTA_CHECK, "--hatchet", path], capture_output=True, text=True,
+                       timeout=120)
+    check(h.returncode == 0, f"Hatchet: {h.stderr[-2000:]}")
+    nodes = json.loads(h.stdout)["nodes"]
+    check(nodes[""]["time (inc)"] == total, f"root {nodes['']}, totals {total}")
+    for (ctx, label), (launches, kernels, gpu) in want.items():
+        n = nodes.get(" > ".join(ctx + (label,)))
+        check(n is not None and (n["launches"], n["count"], n["time"]) == (launches, kernels, gpu),
+              f"{ctx} {label}: {n}, want {(launches, kernels, gpu)}")
+    g = nodes[f"serve/step > {graph}"]
+    check(g["launches"] == 4 and g["time (inc)"] == sum(
+        v[2] for (ctx, _), v in want.items() if ctx[:2] == ("serve/step", graph)), f"graph {g}")
+    check(all(n["time (inc)"] == n["hatchet time (inc)"] for n in nodes.values()),
+          f"inclusive times {nodes}")
