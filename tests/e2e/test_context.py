@@ -69,6 +69,7 @@ def ns(name):
 
 
 MEMSET_NS = 500  # fake_cupti.c: a memset node takes 500 ns
+MEMCPY_NS = 700  # and a memcpy node 700 ns
 
 
 def rows(summary):
@@ -93,6 +94,7 @@ def decode_expected(replays, graph, nodes_known=True):
     base = ["serve/step", graph]
     node = (lambda *p: base + list(p)) if nodes_known else (lambda *p: base)
     add(node("kv.reset"), "[memset]", 0, replays, replays * MEMSET_NS)
+    add(node("kv.copy"), "[memcpy]", 0, replays, replays * MEMCPY_NS)
     for layer in ("layers.0", "layers.1"):
         add(node(layer, "attn", "attn.qkv"), "gemm_kernel", 0, replays,
             replays * ns("gemm_kernel"))
@@ -122,7 +124,7 @@ def check_decode(summary, replays, nodes_known=True):
 @scenario
 def test_context_decode_exact(env):
     """A two-layer decode step captured under layers.i/attn/attn.qkv, .../mlp/mlp.up, a memset
-    node added under kv.reset, replayed N times under serve/step: each (context, kernel label)
+    node added under kv.reset and a memcpy node under kv.copy, replayed N times under serve/step: each (context, kernel label)
     gets exactly its kernels and GPU time, the same GEMM split by context, eager launches
     their live context, and the rows add up to the totals."""
     for replays in (1, 4):
@@ -141,7 +143,7 @@ def test_context_decode_without_node_callbacks(env):
                                extra={"FAKECUPTI_NO_GRAPH_CALLBACKS": "1"})
     check_decode(summary, replays, nodes_known=False)
     note = summary["context_note"] or ""
-    ops = 11 * replays  # 10 kernels and a memset node per replay
+    ops = 12 * replays  # 10 kernels, a memset and a memcpy node per replay
     check(note.startswith(f"{ops} graph operations") and "callbacks unavailable" in note,
           f"context_note: {note!r}")
 
@@ -394,9 +396,9 @@ def test_context_in_trace(env):
         trace = os.path.join(tmp, name)
         _, summary, _ = profiled(env, [env.prog("scn_context"), "decode", "2"],
                                  extra={"NVTXCORR_TRACE": trace})
-        # GPU operations: Kineto's kernel/gpu_memset slices, chrome's "gpu" ones (there a
-        # launch may be cat "kernel")
-        cats = ("kernel", "gpu_memset") if name.endswith(".json") else ("gpu",)
+        # GPU operations: Kineto's kernel/gpu_memset/gpu_memcpy slices, chrome's "gpu" ones
+        # (there a launch may be cat "kernel")
+        cats = ("kernel", "gpu_memset", "gpu_memcpy") if name.endswith(".json") else ("gpu",)
         gpu = [e for e in load_trace(trace) if e.get("ph") == "X" and e.get("cat") in cats]
         got = {}
         for e in gpu:

@@ -490,12 +490,17 @@ static void fk_collect(const struct fk_graph *g, uint32_t id, const struct fk_st
         ++*node;
         if (x->child != NULL) {
             fk_collect(x->child, id, s, ops, cap, n, node);
-        } else if ((x->type == CU_GRAPH_NODE_TYPE_KERNEL || x->type == CU_GRAPH_NODE_TYPE_MEMSET) &&
+        } else if ((x->type == CU_GRAPH_NODE_TYPE_KERNEL || x->type == CU_GRAPH_NODE_TYPE_MEMSET ||
+                    x->type == CU_GRAPH_NODE_TYPE_MEMCPY) &&
                    *n < cap) {
             const struct fk_func *f = (const struct fk_func *)x->func;
             int kernel = x->type == CU_GRAPH_NODE_TYPE_KERNEL;
             fakecuda_op_t *op = &ops[(*n)++];
-            *op = (fakecuda_op_t){kernel ? f->name : NULL, s, id, x->id, {0}, {0}};
+            *op = (fakecuda_op_t){.name = kernel ? f->name : NULL,
+                                  .stream = s,
+                                  .graph_id = id,
+                                  .node_id = x->id,
+                                  .copy = x->type == CU_GRAPH_NODE_TYPE_MEMCPY};
             if (kernel) memcpy(op->grid, x->grid, sizeof op->grid);
             if (kernel) memcpy(op->block, x->block, sizeof op->block);
         }
@@ -527,6 +532,22 @@ FK_API CUresult cuGraphAddMemsetNode(CUgraphNode *phGraphNode, CUgraph hGraph,
         return CUDA_ERROR_INVALID_VALUE;
     pthread_mutex_lock(&fk_graph_lock);
     struct fk_node *n = fk_graph_add_node((struct fk_graph *)hGraph, CU_GRAPH_NODE_TYPE_MEMSET);
+    if (n != NULL) *phGraphNode = (CUgraphNode)n;
+    if (n != NULL) fk_node_created(n);
+    pthread_mutex_unlock(&fk_graph_lock);
+    return n != NULL ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+/* A memcpy node (nothing is copied, as for a memset node). */
+FK_API CUresult cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph,
+                                     const CUgraphNode *dependencies, size_t numDependencies,
+                                     const CUDA_MEMCPY3D *copyParams, CUcontext ctx)
+{
+    if (phGraphNode == NULL || !fk_graph_valid(hGraph) || copyParams == NULL ||
+        (numDependencies > 0 && dependencies == NULL))
+        return CUDA_ERROR_INVALID_VALUE;
+    pthread_mutex_lock(&fk_graph_lock);
+    struct fk_node *n = fk_graph_add_node((struct fk_graph *)hGraph, CU_GRAPH_NODE_TYPE_MEMCPY);
     if (n != NULL) *phGraphNode = (CUgraphNode)n;
     if (n != NULL) fk_node_created(n);
     pthread_mutex_unlock(&fk_graph_lock);

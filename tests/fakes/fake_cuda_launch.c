@@ -154,7 +154,7 @@ void fk_report_kernel(CUfunction f, const struct fk_stream *s, const unsigned gr
                       const unsigned block[3])
 {
     fakecuda_activity_fn fn = atomic_load(&fk_activity);
-    fakecuda_op_t op = {((const struct fk_func *)f)->name, s, 0, 0, {0}, {0}};
+    fakecuda_op_t op = {((const struct fk_func *)f)->name, s, 0, 0, {0}, {0}, 0};
     memcpy(op.grid, grid, sizeof op.grid), memcpy(op.block, block, sizeof op.block);
     if (fn != NULL) fn(&op, 1);
 }

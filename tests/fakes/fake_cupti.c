@@ -7,13 +7,13 @@
  * the client registers its buffer callbacks. From then on every launch that runs produces,
  * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
  * has an external id pushed (only with DRIVER records on: CUPTI emits it before an API
- * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET record
- * per memset node of a graph), all with one new correlation id. A kernel record carries the
- * grid and block it was launched with (a graph's kernel node: its parameters); in a graph
+ * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET or MEMCPY record per
+ * memset or memcpy node of a graph), all with one new correlation id. A kernel record carries
+ * the grid and block it was launched with (a graph's kernel node: its parameters); in a graph
  * replay every record carries graphId (the executable graph's number, from 1) and
  * graphNodeId (the node's position in the graph, from 1). Durations are deterministic:
- * a kernel takes 100 ns per character of its mangled name, a memset 500 ns; operations follow
- * each other on one GPU timeline that starts no earlier than the launch.
+ * a kernel takes 100 ns per character of its mangled name, a memset 500 ns, a memcpy 700 ns;
+ * operations follow each other on one GPU timeline that starts no earlier than the launch.
  *
  * Environment (read at the first call):
  *   FAKECUPTI_REFUSE=1          cuptiActivityEnable returns
@@ -177,6 +177,8 @@ static size_t record_size(CUpti_ActivityKind kind)
         return sizeof(CUpti_ActivityExternalCorrelation);
     case CUPTI_ACTIVITY_KIND_MEMSET:
         return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_MEMCPY:
+        return sizeof(CUpti_ActivityMemcpy6);
     case CUPTI_ACTIVITY_KIND_DRIVER:
     case CUPTI_ACTIVITY_KIND_RUNTIME:
         return sizeof(CUpti_ActivityAPI);
@@ -332,9 +334,21 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
 {
     if (gpu_clock < launch) gpu_clock = launch;
     for (size_t i = 0; i < n; i++) {
-        uint64_t dur = ops[i].name ? 100 * strlen(ops[i].name) : 500;
+        uint64_t dur = ops[i].name ? 100 * strlen(ops[i].name) : ops[i].copy ? 700 : 500;
         uint64_t start = gpu_clock;
         gpu_clock += dur;
+        if (ops[i].name == NULL && ops[i].copy) {
+            if (!enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) continue;
+            CUpti_ActivityMemcpy6 *m = room_locked(sizeof *m);
+            if (m == NULL) continue;
+            m->kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+            m->copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+            m->start = start, m->end = start + dur;
+            m->streamId = stream_id(ops[i].stream);
+            m->correlationId = corr;
+            m->graphId = ops[i].graph_id, m->graphNodeId = ops[i].node_id;
+            continue;
+        }
         if (ops[i].name == NULL) {
             if (!enabled(CUPTI_ACTIVITY_KIND_MEMSET)) continue;
             CUpti_ActivityMemset4 *m = room_locked(sizeof *m);

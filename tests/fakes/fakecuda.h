@@ -27,8 +27,8 @@ int fakecuda_make_function(const char *mangled, CUfunction *out);
 /*
  * Side channel to the fake CUPTI (libfake_cupti.so), found there with dlsym: every launch that
  * runs (not one recorded into a capture) reports what the GPU would execute, from the launching
- * thread, inside the launch call: one operation for a kernel launch, one per kernel or memset
- * node for a graph launch (child graphs included). NULL turns it off.
+ * thread, inside the launch call: one operation for a kernel launch, one per kernel, memset or
+ * memcpy node for a graph launch (child graphs included). NULL turns it off.
  */
 typedef struct fakecuda_op {
     const char *name;   /* kernel's mangled name; NULL for a memset node */
@@ -36,6 +36,7 @@ typedef struct fakecuda_op {
     unsigned graph_id;  /* 0 outside a graph; otherwise the executable graph's number, from 1 */
     unsigned long long node_id; /* graph node: the exec's node's id (fakecuda_node_id) */
     unsigned grid[3], block[3]; /* a kernel's, as launched (or its node's); 0 for a memset */
+    int copy;                   /* name NULL: 1 for a memcpy node, 0 for a memset node */
 } fakecuda_op_t;
 typedef void (*fakecuda_activity_fn)(const fakecuda_op_t *ops, size_t n);
 void fakecuda_set_activity_hook(fakecuda_activity_fn fn);

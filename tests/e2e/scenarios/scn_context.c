@@ -6,7 +6,8 @@
  *                               domains, registered strings, and a second shared object with
  *                               its own NVTX (libctx_plugin.so, C++): "level <what> <n>"
  *   scn_context decode N        a two-layer decode step captured under layers.i/attn/...,
- *                               a memset node added under kv.reset, instantiated, replayed N
+ *                               a memset node added under kv.reset, a memcpy node under
+ *                               kv.copy, instantiated, replayed N
  *                               times under serve/step; eager launches under prefill/...
  *   scn_context threads T N     T threads, each N launches of add1 under worker.<t>
  *   scn_context hostile         a 10 MB message, bytes that are not UTF-8, unbalanced pops,
@@ -123,6 +124,12 @@ static int decode(CUstream s, int n)
     CUgraphNode node;
     nvtxRangePushA("kv.reset");
     CHECK("memset-node", cuGraphAddMemsetNode(&node, g, NULL, 0, &p, NULL));
+    nvtxRangePop();
+    CUDA_MEMCPY3D c = {0};
+    c.srcMemoryType = c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    c.srcDevice = c.dstDevice = 1, c.WidthInBytes = c.Height = c.Depth = 1;
+    nvtxRangePushA("kv.copy");
+    CHECK("memcpy-node", cuGraphAddMemcpyNode(&node, g, NULL, 0, &c, NULL));
     nvtxRangePop();
     CUgraphExec e;
     nvtxRangePushA("setup"); /* instantiation's own context is not the nodes' */
