@@ -29,7 +29,13 @@
 #include "internal.h"
 #include "window_spec.h"
 
-enum { CLOSED, OPEN, CLOSING, FINISHED };
+/* OPENING and STOPPING: an opener or a closer is storing its timestamp and reason, between
+ * taking the state and publishing it. Nobody closes a window before it is OPEN, and the helper
+ * cuts only a CLOSING one, so a window's start is never written after its end nor its cut
+ * made before its end is known (under TSan, a signal handler preempted between the state
+ * change and the timestamp made both happen). The transient states last a few stores; they
+ * are waited for a bounded time (settle). */
+enum { CLOSED, OPENING, OPEN, STOPPING, CLOSING, FINISHED };
 static _Atomic int state = CLOSED;
 static _Atomic int want_open;        /* a reason to open as soon as the pending cut is made */
 static _Atomic unsigned opened, cut; /* windows opened; windows cut */
@@ -77,34 +83,57 @@ static void open_window(int reason)
         since_start_ns() < nvtxcorr_config.window_delay_ns)
         return;
     int expected = CLOSED;
-    if (atomic_compare_exchange_strong(&state, &expected, OPEN)) {
+    if (atomic_compare_exchange_strong(&state, &expected, OPENING)) {
         atomic_store(&opened, n + 1);
         atomic_store(&open_reason, reason);
         atomic_store(&start_ns, nvtxcorr_prof_realtime_ns());
         atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
-    } else if (expected == CLOSING) {
+        atomic_store(&state, OPEN);
+    } else if (expected == STOPPING || expected == CLOSING) {
         atomic_store(&want_open, reason);
     }
 }
 
+/* Async-signal-safe: the state once no opener or closer is between its two steps, waiting a
+ * bounded time (such a one is another thread a few stores from done, or one this thread's
+ * signal handler interrupted, which the bound lets go of: about half a second). */
+static int settle(void)
+{
+    int s = atomic_load(&state);
+    for (int spins = 0; (s == OPENING || s == STOPPING) && spins < 10000; spins++) {
+        struct timespec ts = {0, 50 * 1000};
+        nanosleep(&ts, NULL);
+        s = atomic_load(&state);
+    }
+    return s;
+}
+
+/* Async-signal-safe. A window still OPENING is waited for (settle); past the bound the close
+ * is dropped, never made before the start. */
 static int close_window(int reason)
 {
     int expected = OPEN;
-    if (!atomic_compare_exchange_strong(&state, &expected, CLOSING)) {
-        if (expected == CLOSING) atomic_store(&want_open, 0); /* a toggle took its reopen back */
+    while (!atomic_compare_exchange_strong(&state, &expected, STOPPING)) {
+        if (expected == OPENING && settle() == OPEN) {
+            expected = OPEN;
+            continue;
+        }
+        if (expected == STOPPING || expected == CLOSING)
+            atomic_store(&want_open, 0); /* a toggle took its reopen back */
         return 0;
     }
     atomic_store_explicit(&nvtxcorr_mode, idle_mode, memory_order_release);
     atomic_store(&end_ns, nvtxcorr_prof_realtime_ns());
     atomic_store(&close_reason, reason);
+    atomic_store(&state, CLOSING);
     return 1;
 }
 
 /* Closes the window for `reason` on a program thread, and waits for its cut (bounded). */
 static void close_and_wait(int reason)
 {
-    unsigned n = atomic_load(&opened);
     if (!close_window(reason)) return;
+    unsigned n = atomic_load(&opened); /* final: stored before the window was OPEN */
     /* Wait for this window's cut, so the program's next launches are not in it. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -177,8 +206,8 @@ static void on_range(int push, const char *domain, const char *message)
 static void on_signal(int sig)
 {
     (void)sig;
-    int saved = errno;
-    if (atomic_load(&state) == OPEN)
+    int saved = errno, now = atomic_load(&state);
+    if (now == OPEN || now == OPENING)
         close_window(NVTXCORR_WINDOW_SIGNAL);
     else
         open_window(NVTXCORR_WINDOW_SIGNAL);
@@ -362,7 +391,7 @@ void nvtxcorr_prof_window_exit(int from_signal)
         return;
     }
     int reason = REASON_EXIT;
-    if (atomic_load(&state) == CLOSING)
+    if (settle() == CLOSING)
         reason = atomic_load(&close_reason);
     else if (!close_window(REASON_EXIT))
         reason = 0;
