@@ -113,11 +113,10 @@ static void finish(int from_signal)
     int locked = nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING
                      ? nvtxcorr_prof_gpu_finish(from_signal || nvtxcorr_prof_gpu_abandoned())
                      : 0;
+    /* The window still open, if any, before the trace ends: its span goes in the trace. */
+    if (nvtxcorr_config.profile && nvtxcorr_prof_windows()) nvtxcorr_prof_window_exit(from_signal);
     nvtxcorr_prof_trace_finish(from_signal);
-    if (nvtxcorr_config.profile && nvtxcorr_prof_windows())
-        nvtxcorr_prof_window_exit(from_signal); /* the window still open, if any */
-    else if (nvtxcorr_config.profile)
-        nvtxcorr_prof_summary_write();
+    if (nvtxcorr_config.profile && !nvtxcorr_prof_windows()) nvtxcorr_prof_summary_write();
     nvtxcorr_prof_gpu_finished(locked);
     atomic_store(&written, 1);
     errno = saved;

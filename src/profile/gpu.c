@@ -226,7 +226,10 @@ static void attribute(const op_t *op, uint64_t ext)
                                                     op->shape.graph_id != 0, ns)
                        : live;
     nvtxcorr_prof_ctx_gpu(ctx, op->kernel_site, ns);
-    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed)) {
+    /* With windows, an operation whose launch nvtxcorr did not see ran between windows (the
+     * launch passed straight through): the trace holds only the windows' launches. */
+    if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) &&
+        (launch != NULL || !nvtxcorr_prof_windows())) {
         prof_trace_op_t t = {
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
             launch,

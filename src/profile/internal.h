@@ -300,6 +300,10 @@ void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label,
                                 const char *category);
 void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
 void nvtxcorr_prof_trace_finish(int from_signal);
+/* A window (NVTXCORR_WINDOW) as a ProfilerStep#<index> span on the calling thread's track,
+ * from start to end (prof_now ticks). */
+void nvtxcorr_prof_trace_window(unsigned index, const char *reason, uint64_t start_ticks,
+                                uint64_t end_ticks);
 void nvtxcorr_prof_trace_after_fork(void);
 /* trace_meta.c: the Kineto form's top-level fields. The head, up to "traceEvents": [ (at most
  * 512 bytes); deviceProperties, asked of the driver at the first GPU operation; the tail

@@ -398,6 +398,42 @@ void nvtxcorr_profile_graph_event(const char *text)
     commit(t, n);
 }
 
+/* A window as a span named ProfilerStep#<index>, which HTA takes as an iteration: it finds the
+ * steps by that name (hta/common/trace.py, add_iteration: names starting "ProfilerStep", the
+ * number from "ProfilerStep\s*#\s*(\d+)"), gives a CPU event the step whose [ts, ts + dur)
+ * holds its ts and a GPU event its launch's, by correlation; with more than one step it keeps
+ * the last one's kernels only if asked (TraceAnalysis(include_last_profiler_step=True)).
+ * PyTorch writes its steps with cat "user_annotation", as here. The track (the window helper's
+ * thread, or the exiting one's for the window still open at exit) is named once. */
+void nvtxcorr_prof_trace_window(unsigned index, const char *reason, uint64_t start_ticks,
+                                uint64_t end_ticks)
+{
+    static unsigned named_tid;
+    if (!nvtxcorr_profile_tracing()) return;
+    prof_thread_t *t;
+    char *p = reserve(&t, 512);
+    if (p == NULL) return;
+    size_t n = 0;
+    if (named_tid != t->tid) {
+        named_tid = t->tid;
+        PUT(",\n{\"ph\":\"M\",\"name\":\"thread_name\"");
+        n += prof_fmt_where(p + n, t, start_ticks);
+        PUT(",\"args\":{\"name\":\"nvtxcorr windows\"}}");
+    }
+    PUT(",\n{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":\"ProfilerStep#");
+    n += nvtxcorr_fmt_u64(p + n, index);
+    p[n++] = '"';
+    n += prof_fmt_where(p + n, t, start_ticks);
+    PUT(",\"dur\":");
+    n += prof_fmt_us(p + n, end_ticks > start_ticks ? prof_ticks_ns(end_ticks - start_ticks) : 0);
+    PUT(",\"args\":{\"window\":");
+    n += nvtxcorr_fmt_u64(p + n, index);
+    PUT(",\"reason\":\"");
+    n += nvtxcorr_fmt_json(p + n, 64, reason);
+    PUT("\"}}");
+    commit(t, n);
+}
+
 /* The constant part of a site's events (the form's prefix), made once per site. */
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
 {

@@ -42,6 +42,7 @@ static _Atomic unsigned opened, cut; /* windows opened; windows cut */
 static _Atomic int open_reason;      /* what opened the window now open */
 static _Atomic int close_reason;     /* what closed it (or "exit") */
 static _Atomic uint64_t start_ns, end_ns;
+static _Atomic uint64_t start_ticks, end_ticks; /* the same in prof_now ticks, for the trace */
 static int idle_mode = NVTXCORR_MODE_PROFILE_IDLE;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the helper's cut and write */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -87,6 +88,7 @@ static void open_window(int reason)
         atomic_store(&opened, n + 1);
         atomic_store(&open_reason, reason);
         atomic_store(&start_ns, nvtxcorr_prof_realtime_ns());
+        atomic_store(&start_ticks, prof_now());
         atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
         atomic_store(&state, OPEN);
     } else if (expected == STOPPING || expected == CLOSING) {
@@ -124,6 +126,7 @@ static int close_window(int reason)
     }
     atomic_store_explicit(&nvtxcorr_mode, idle_mode, memory_order_release);
     atomic_store(&end_ns, nvtxcorr_prof_realtime_ns());
+    atomic_store(&end_ticks, prof_now());
     atomic_store(&close_reason, reason);
     atomic_store(&state, CLOSING);
     return 1;
@@ -222,8 +225,10 @@ static prof_snap_t *snap_for(unsigned n)
 }
 
 /* Under `lock`: window `index`'s cut, written from the difference with the previous one. The
- * reopen (want_open) happens between the cut and the write. */
-static void cut_and_write(int reason, int at_exit)
+ * reopen (want_open) happens between the cut and the write. The trace gets the window as a
+ * span, unless this is a signal handler at exit, which may have interrupted this thread
+ * writing its own trace buffer (trace.c). */
+static void cut_and_write(int reason, int at_exit, int from_signal)
 {
     unsigned index = atomic_load(&cut) + 1;
     prof_snap_t *cur = snap_for(index), *base = index > 1 ? snaps[(index - 1) & 1] : NULL;
@@ -234,6 +239,7 @@ static void cut_and_write(int reason, int at_exit)
                 atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire), &cur[i]);
     own_at_cut[index & 1] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     prof_window_t w = {index, reasons[reason], atomic_load(&start_ns), atomic_load(&end_ns)};
+    uint64_t from = atomic_load(&start_ticks), to = atomic_load(&end_ticks);
     if (!at_exit) pthread_mutex_lock(&wake_lock); /* exit may be in a signal handler */
     atomic_store(&cut, index);
     if (atomic_load(&state) == CLOSING) atomic_store(&state, at_exit ? FINISHED : CLOSED);
@@ -243,6 +249,7 @@ static void cut_and_write(int reason, int at_exit)
         int again = atomic_exchange(&want_open, 0);
         if (again) open_window(again);
     }
+    if (!from_signal) nvtxcorr_prof_trace_window(index, w.reason, from, to);
     if (cur == NULL) return; /* out of memory: the window is lost, the program is not */
     nvtxcorr_prof_snap_cur = cur;
     nvtxcorr_prof_snap_base = base;
@@ -289,16 +296,19 @@ static void *helper(void *unused)
             } else if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) {
                 close_window(NVTXCORR_WINDOW_EVERY);
             } else {
+                uint64_t ticks = prof_now();
                 atomic_store(&end_ns, now);
+                atomic_store(&end_ticks, ticks);
                 atomic_store(&close_reason, NVTXCORR_WINDOW_EVERY);
-                cut_and_write(NVTXCORR_WINDOW_EVERY, 0);
+                cut_and_write(NVTXCORR_WINDOW_EVERY, 0, 0);
                 atomic_store(&start_ns, now);
+                atomic_store(&start_ticks, ticks);
                 atomic_store(&opened, n + 1);
             }
             while (next <= now)
                 next += every;
         }
-        if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0);
+        if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0, 0);
         pthread_mutex_unlock(&lock);
     }
 }
@@ -384,7 +394,6 @@ void nvtxcorr_prof_window_exit(int from_signal)
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    (void)from_signal;
     if (!locked) {
         nvtxcorr_prof_say("warn", "profile: the window helper is stuck; last window not written",
                           (char *)NULL);
@@ -395,7 +404,7 @@ void nvtxcorr_prof_window_exit(int from_signal)
         reason = atomic_load(&close_reason);
     else if (!close_window(REASON_EXIT))
         reason = 0;
-    if (reason) cut_and_write(reason, 1);
+    if (reason) cut_and_write(reason, 1, from_signal);
     if (atomic_load(&opened) == 0)
         nvtxcorr_prof_say("warn", "profile: no window opened (NVTXCORR_WINDOW); no summary written",
                           (char *)NULL);

@@ -8,6 +8,8 @@ usage: hta_check.py TRACE_DIR            the HTA analyses
        hta_check.py --args TRACE_DIR     every GPU operation's args as HTA's complete parser
                                          reads them (grid, block)
        hta_check.py --hatchet FILE       the Hatchet tree: GraphFrame.from_literal's totals
+       hta_check.py --iterations TRACE_DIR  HTA's iterations (ProfilerStep#N spans): by rank,
+                                         each iteration's CPU events and GPU operations by name
 """
 import json
 import logging
@@ -68,6 +70,28 @@ def gpu_analyses(t, out):
             "kernel_ns": ns(row["kernel_time(us)"])}
 
 
+def iterations(trace_dir):
+    """The iteration HTA gives each event (its "iteration" column: a CPU event the step whose
+    span holds it, a GPU operation its launch's), counted by iteration, side and name; every
+    step kept (include_last_profiler_step) and the steps themselves left out."""
+    from hta.trace_analysis import TraceAnalysis
+
+    t = TraceAnalysis(trace_dir=trace_dir, include_last_profiler_step=True)
+    sym = t.t.symbol_table.sym_table
+    out = {}
+    for rank, df in t.t.traces.items():
+        r = out.setdefault(str(rank), {})
+        for _, e in df.iterrows():
+            name = sym[e["name"]]
+            if name.startswith("ProfilerStep"):
+                r.setdefault("steps", []).append(name)
+                continue
+            side = "gpu" if e["stream"] != -1 else "cpu"
+            it = r.setdefault(str(int(e["iteration"])), {}).setdefault(side, {})
+            it[name] = it.get(name, 0) + 1
+    return out
+
+
 def gpu_args(trace_dir):
     """Each GPU operation's name, correlation, grid and block as HTA reads them with
     ParserConfig's ARGS_COMPLETE (the "grid" and "block" args are objects there: threads::grid
@@ -110,6 +134,8 @@ def hatchet(path):
 if __name__ == "__main__":
     if sys.argv[1] == "--hatchet":
         print(json.dumps(hatchet(sys.argv[2])))
+    elif sys.argv[1] == "--iterations":
+        print(json.dumps(iterations(sys.argv[2])))
     elif sys.argv[1] == "--args":
         print(json.dumps(gpu_args(sys.argv[2])))
     elif sys.argv[1] == "--cpu":

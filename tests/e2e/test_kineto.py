@@ -413,3 +413,31 @@ def test_report_by_rank(env):
             check(marked == want, f"{label}: marked {marked}, CPU times {vals}: {r.stdout}")
         r = report(env, "--by", "rank", *sums)
         check(r.returncode == 1 and "no Kineto trace given" in r.stderr, r.stderr)
+
+
+@scenario
+def test_kineto_windows_are_hta_iterations(env):
+    """Windows (NVTXCORR_WINDOW=cudaProfilerApi, three around known launches) are ProfilerStep#N
+    spans in the trace, which HTA takes as iterations: each window's launch calls and their
+    GPU operations are in its iteration, as many as its summary counts, and nothing of what
+    ran between windows is in the trace."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-kineto-windows-")
+    os.mkdir(os.path.join(tmp, "traces"))
+    e = {"NVTXCORR_PROFILE": os.path.join(tmp, "w.%w.json"), "NVTXCORR_WINDOW": "cudaProfilerApi",
+         "NVTXCORR_TRACE": os.path.join(tmp, "traces", "t.json"), "NVTXCORR_GPU": "1",
+         "NVTXCORR_CUPTI_LIBRARY": fake_cupti(env)}
+    run = env.run_ok([env.prog("scn_windows"), "api", "direct"], tool=False, env=e)
+    check(run.err == "", run.err)
+    sums = [json.load(open(os.path.join(tmp, f"w.{i}.json"))) for i in (1, 2, 3)]
+    found = hta("--iterations", os.path.join(tmp, "traces"))["0"]
+    check(found.pop("steps") == ["ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"],
+          f"steps {found}")
+    for i, d in enumerate(sums, 1):
+        it = found.get(str(i), {})
+        launches = d["totals"]["launches"]
+        check(it.get("cpu", {}).get("cuLaunchKernel") == launches and
+              sum(it.get("gpu", {}).values()) == launches,
+              f"iteration {i}: {it}, window summary: {launches} launches")
+    outside = found.get("-1", {})
+    check("cuLaunchKernel" not in outside.get("cpu", {}) and not outside.get("gpu"),
+          f"between windows: {outside}")
