@@ -189,6 +189,74 @@ uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t
     return base;
 }
 
+/* ---- windows: the cells' counts at each cut ----
+ * A window's rows are the difference between two cuts of every thread's cells, summed by
+ * (context, site), made when the window is cut (the launches after it, in the next window,
+ * are not in it). Three tables of CUT_SLOTS (the cut before, this one, their difference),
+ * mapped when the first window is cut, on the window helper only. */
+typedef struct cut_cell {
+    uint64_t key, launches, ns;
+} cut_cell_t;
+enum { CUT_SLOTS = 1 << 19 }; /* twice the pairs a thread's table holds */
+static cut_cell_t *cut_prev, *cut_now, *cut_window;
+static int use_cut;
+
+/* The cell of `key`, made when `add` (NULL: not there, or the table is full). */
+static cut_cell_t *cut_cell(cut_cell_t *t, uint64_t key, int add)
+{
+    size_t i = slot_of(key, CUT_SLOTS);
+    for (size_t n = 0; n < CUT_SLOTS; i = (i + 1) & (CUT_SLOTS - 1), n++) {
+        if (t[i].key == key) return &t[i];
+        if (t[i].key == 0) {
+            if (!add) return NULL;
+            t[i].key = key;
+            return &t[i];
+        }
+    }
+    return NULL;
+}
+
+void nvtxcorr_prof_ctx_cut(void)
+{
+    if (cut_prev == NULL) {
+        cut_prev = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_prev);
+        cut_now = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_now);
+        cut_window = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_window);
+        if (cut_prev == NULL || cut_now == NULL || cut_window == NULL) return;
+    }
+    memset(cut_now, 0, CUT_SLOTS * sizeof *cut_now);
+    memset(cut_window, 0, CUT_SLOTS * sizeof *cut_window);
+    unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
+         t = t->next) {
+        if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue;
+        size_t slots = thread_slots(t);
+        prof_ctx_cell_t *cells = atomic_load_explicit(&t->ctx_cells, memory_order_acquire);
+        for (size_t i = 0; cells && i < slots; i++) {
+            uint64_t k = atomic_load_explicit(&cells[i].key, memory_order_acquire);
+            cut_cell_t *c = k ? cut_cell(cut_now, k, 1) : NULL;
+            if (c == NULL) continue;
+            c->launches += atomic_load_explicit(&cells[i].launches, memory_order_relaxed);
+            c->ns += atomic_load_explicit(&cells[i].ns, memory_order_relaxed);
+        }
+    }
+    for (size_t i = 0; i < CUT_SLOTS; i++) {
+        const cut_cell_t *now = &cut_now[i];
+        if (now->key == 0) continue;
+        const cut_cell_t *was = cut_cell(cut_prev, now->key, 0);
+        uint64_t n = was ? was->launches : 0, ns = was ? was->ns : 0;
+        cut_cell_t *w = now->launches > n ? cut_cell(cut_window, now->key, 1) : NULL;
+        if (w) w->launches = now->launches - n, w->ns = now->ns > ns ? now->ns - ns : 0;
+    }
+    cut_cell_t *swap = cut_prev;
+    cut_prev = cut_now, cut_now = swap;
+}
+
+void nvtxcorr_prof_ctx_use_cut(int use)
+{
+    use_cut = use && cut_window != NULL;
+}
+
 /* ---- the summary's rows ---- */
 enum { ROWS_MAX = 1 << 17, ROW_SLOTS = 1 << 18 };
 static prof_ctx_row_t *rows;
@@ -262,9 +330,17 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **out, const uint32_t **sorte
     static uint64_t tabled[PROF_MAX_SITES], tabled_ns[PROF_MAX_SITES];
     memset(tabled, 0, sizeof tabled);
     memset(tabled_ns, 0, sizeof tabled_ns);
+    for (size_t i = 0; use_cut && i < CUT_SLOTS; i++) { /* a window's: its cut's counts */
+        const cut_cell_t *c = &cut_window[i];
+        uint32_t site = (uint32_t)c->key - 1;
+        if (c->key == 0 || site >= nsites) continue;
+        tabled[site] += c->launches, tabled_ns[site] += c->ns;
+        prof_ctx_row_t *r = row_for((uint32_t)(c->key >> 32), site);
+        if (r) r->launches += c->launches, r->cpu_ns += c->ns;
+    }
     unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
-    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
-         t = t->next) {
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire);
+         t && !use_cut; t = t->next) {
         if (atomic_load_explicit(&t->gen, memory_order_acquire) != gen) continue;
         size_t slots = thread_slots(t);
         prof_ctx_cell_t *cells = atomic_load_explicit(&t->ctx_cells, memory_order_acquire);
@@ -288,7 +364,7 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **out, const uint32_t **sorte
             r->cpu_ns += site_ns[i] > tabled_ns[i] ? site_ns[i] - tabled_ns[i] : 0;
         }
     }
-    for (size_t i = 0; gpu_cells && i < GPU_SLOTS; i++) {
+    for (size_t i = 0; gpu_cells && !use_cut && i < GPU_SLOTS; i++) { /* not by window yet */
         const gpu_cell_t *c = &gpu_cells[i];
         if (c->key == 0) continue;
         prof_ctx_row_t *r = row_for((uint32_t)(c->key >> 32), (uint32_t)c->key - 1);

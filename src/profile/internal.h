@@ -196,6 +196,11 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **rows, const uint32_t **sort
 const char *nvtxcorr_prof_ctx_row_label(const prof_ctx_row_t *r);
 /* Why there is no context, or how many graph operations lack their node's: NULL when none. */
 const char *nvtxcorr_prof_ctx_note(void);
+/* Windows (window.c, on its helper): every thread's (context, site) counts now, kept; their
+ * difference with the previous cut is the window's, which nvtxcorr_prof_ctx_rows reads
+ * instead of the threads' tables while `use` is set. */
+void nvtxcorr_prof_ctx_cut(void);
+void nvtxcorr_prof_ctx_use_cut(int use);
 void nvtxcorr_prof_ctx_set_note(const char *why);
 
 /* ---- clock (clock.c) ----

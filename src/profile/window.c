@@ -16,7 +16,10 @@
  * cuProfilerStop waits (bounded, 5 s) for its window's cut, so the launches the program makes
  * after it never mix in. Nothing is written by a hook or a signal handler.
  *
- * GPU time (CUPTI) is not split by window in this version: window summaries are CPU-side. */
+ * A window's program-context rows are its own too: each cut also sums every thread's
+ * (context, site) cells (context_stats.c), and the window's rows are the difference. With a
+ * trace, each window is a ProfilerStep#N span in it (trace.c). GPU time (CUPTI) is not split
+ * by window in this version: window summaries are CPU-side. */
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -238,6 +241,7 @@ static void cut_and_write(int reason, int at_exit, int from_signal)
             nvtxcorr_prof_site_read(
                 atomic_load_explicit(&nvtxcorr_prof_sites[i], memory_order_acquire), &cur[i]);
     own_at_cut[index & 1] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
+    if (nvtxcorr_context_injected()) nvtxcorr_prof_ctx_cut(); /* its rows, as of this cut */
     prof_window_t w = {index, reasons[reason], atomic_load(&start_ns), atomic_load(&end_ns)};
     uint64_t from = atomic_load(&start_ticks), to = atomic_load(&end_ticks);
     if (!at_exit) pthread_mutex_lock(&wake_lock); /* exit may be in a signal handler */
@@ -255,7 +259,9 @@ static void cut_and_write(int reason, int at_exit, int from_signal)
     nvtxcorr_prof_snap_base = base;
     nvtxcorr_prof_window_own_base = index > 1 ? own_at_cut[(index - 1) & 1] : 0;
     nvtxcorr_prof_window_now = &w;
+    nvtxcorr_prof_ctx_use_cut(nvtxcorr_context_injected());
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
+    nvtxcorr_prof_ctx_use_cut(0);
     nvtxcorr_prof_window_now = NULL;
 }
 

@@ -190,3 +190,21 @@ def test_windows_launcher_option(env):
     check(r.rc == 0 and sorted(os.listdir(tmp)) == ["w.1.json", "w.2.json"],
           f"{r.rc} {os.listdir(tmp)} {r.err}")
     shutil.rmtree(tmp)
+
+
+@scenario
+def test_windows_context_rows(env):
+    # Program context in window summaries: each window's `contexts` rows are that window's
+    # launches (a replay of the decode graph under serve/step), adding up to its totals, not
+    # the run's so far.
+    run, sums = window_run(env, [env.prog("scn_context"), "decode", "3"], "nvtx:serve/step",
+                           extra={"NVTX_INJECTION64_PATH": env.lib})
+    check(len(sums) == 3, f"{len(sums)} windows\n{run.err}")
+    graph = sums[0]["graphs"][0]["label"] if sums[0].get("graphs") else None
+    for d in sums:
+        rows = [(r["context"], r["label"], r["launches"]) for r in d["contexts"]]
+        check(len(rows) == 1 and rows[0][0] == ["serve/step"] and rows[0][2] == 1 and
+              sum(r["launches"] for r in d["contexts"]) == d["totals"]["launches"] and
+              sum(r["cpu_ns"] for r in d["contexts"]) == d["totals"]["cpu_ns"],
+              f"window {d['window']['index']}: rows {rows}, totals {d['totals']['launches']}, "
+              f"graph {graph}")
