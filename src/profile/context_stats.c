@@ -103,18 +103,21 @@ prof_ctx_cell_t *nvtxcorr_prof_ctx_cell_slow(prof_thread_t *t, uint32_t ctx, uin
 typedef struct gpu_cell {
     uint64_t key, kernels, ns;
 } gpu_cell_t;
-static gpu_cell_t *gpu_cells;
-static size_t gpu_used;
+/* Table 0: the whole run's; 1 and 2: the even and the odd windows' (gpu.c). */
+static gpu_cell_t *gpu_tables[3];
+static size_t gpu_used_in[3];
 static uint64_t unknown_nodes, unknown_nodes_ns;
+static int cut_gpu_table; /* the GPU table the rows read (nvtxcorr_prof_ctx_use_cut) */
 
-void nvtxcorr_prof_ctx_gpu(uint32_t ctx, uint32_t site, uint64_t ns)
+void nvtxcorr_prof_ctx_gpu(int table, uint32_t ctx, uint32_t site, uint64_t ns)
 {
-    if (gpu_cells == NULL && (gpu_cells = calloc(GPU_SLOTS, sizeof *gpu_cells)) == NULL) return;
-    if (gpu_used >= GPU_SLOTS / 2) ctx = NVTXCORR_CONTEXT_OTHER;
+    gpu_cell_t **cells = &gpu_tables[table];
+    if (*cells == NULL && (*cells = calloc(GPU_SLOTS, sizeof **cells)) == NULL) return;
+    if (gpu_used_in[table] >= GPU_SLOTS / 2) ctx = NVTXCORR_CONTEXT_OTHER;
     uint64_t key = key_of(ctx, site);
     for (size_t i = slot_of(key, GPU_SLOTS);; i = (i + 1) & (GPU_SLOTS - 1)) {
-        gpu_cell_t *c = &gpu_cells[i];
-        if (c->key == 0) c->key = key, gpu_used++;
+        gpu_cell_t *c = &(*cells)[i];
+        if (c->key == 0) c->key = key, gpu_used_in[table]++;
         if (c->key == key) {
             c->kernels++;
             c->ns += ns;
@@ -252,9 +255,17 @@ void nvtxcorr_prof_ctx_cut(void)
     cut_prev = cut_now, cut_now = swap;
 }
 
-void nvtxcorr_prof_ctx_use_cut(int use)
+void nvtxcorr_prof_ctx_use_cut(int use, unsigned window)
 {
     use_cut = use && cut_window != NULL;
+    cut_gpu_table = window ? 1 + (int)(window & 1) : 0;
+}
+
+void nvtxcorr_prof_ctx_gpu_clear(unsigned window)
+{
+    int table = 1 + (int)(window & 1);
+    if (gpu_tables[table]) memset(gpu_tables[table], 0, GPU_SLOTS * sizeof *gpu_tables[table]);
+    gpu_used_in[table] = 0;
 }
 
 /* ---- the summary's rows ---- */
@@ -364,7 +375,8 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **out, const uint32_t **sorte
             r->cpu_ns += site_ns[i] > tabled_ns[i] ? site_ns[i] - tabled_ns[i] : 0;
         }
     }
-    for (size_t i = 0; gpu_cells && !use_cut && i < GPU_SLOTS; i++) { /* not by window yet */
+    const gpu_cell_t *gpu_cells = gpu_tables[cut_gpu_table];
+    for (size_t i = 0; gpu_cells && i < GPU_SLOTS; i++) {
         const gpu_cell_t *c = &gpu_cells[i];
         if (c->key == 0) continue;
         prof_ctx_row_t *r = row_for((uint32_t)(c->key >> 32), (uint32_t)c->key - 1);

@@ -48,6 +48,7 @@ static int gpu_tried, warn_at_launch;
 static _Atomic int start_pending;
 static _Atomic int start_claimed;
 static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
+static int window_tags; /* NVTXCORR_WINDOW: each id carries its launch's window (push) */
 
 static void note_in(char *to, const char *a, const char *b, const char *c)
 {
@@ -470,10 +471,16 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
         return;
     }
     /* The id: the site (15 bits), the launch's context (17 bits: gpu.c attributes its work
-     * there), and a per-thread sequence whose top byte is the thread's (never 0). */
+     * there), and a per-thread sequence whose top byte is the thread's (never 0). With windows
+     * (NVTXCORR_WINDOW) the sequence's next byte is the launch's window (its index mod 256:
+     * gpu.c counts its work in that window's summary), the sequence itself 16 bits. */
     uint64_t seq = ext_seq;
     if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)((syscall(SYS_gettid) & 0x7f) | 0x80) << 24;
     ext_seq = ++seq;
+    if (window_tags)
+        seq = (seq & 0xff00ffffull) |
+              (atomic_load_explicit(&nvtxcorr_prof_windows_opened, memory_order_relaxed) & 0xff)
+                  << 16;
     pl->ext = (uint64_t)site << 49 | (uint64_t)(pl->ctx & 0x1ffff) << 32 | (seq & 0xffffffffull);
     CUptiResult r =
         api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext);
@@ -523,6 +530,19 @@ enum { STARTING, STARTED, START_FAILED, START_ABANDONED };
 static _Atomic int start_state;
 static sem_t flush_request;
 static _Atomic int flush_done, flush_settles, abandoned;
+static _Atomic int want_exit_flush, want_window_flush, window_flush_done;
+
+/* A window's flush (NVTXCORR_WINDOW): what CUPTI has completed, delivered, not closing
+ * anything; a record of work still running comes with a later flush. */
+static void flush_window(void)
+{
+    unsigned g = next_generation();
+    api.cuptiActivityFlushAll(0);
+    for (int i = 0; i < 200 && lent_before(g); i++) {
+        struct timespec ts = {0, 5 * 1000 * 1000}; /* 1 s in all */
+        nanosleep(&ts, NULL);
+    }
+}
 
 static void *cupti_thread(void *arg)
 {
@@ -540,6 +560,11 @@ static void *cupti_thread(void *arg)
     for (;;) {
         while (sem_wait(&flush_request) != 0)
             ;
+        if (atomic_exchange(&want_window_flush, 0)) {
+            flush_window();
+            atomic_store(&window_flush_done, 1);
+        }
+        if (!atomic_exchange(&want_exit_flush, 0)) continue;
         flush_and_wait();
         if (atomic_load(&flush_settles)) nvtxcorr_prof_gpu_finished(nvtxcorr_prof_gpu_finish(0));
         atomic_store(&flush_done, 1);
@@ -568,6 +593,7 @@ static int wait_while(_Atomic int *flag, int value, int ms)
 enum { START_STACK = 8 << 20 };
 static int start_cupti(void)
 {
+    window_tags = nvtxcorr_prof_windows();
     if (load_cupti() != 0) return -1;
     pthread_t t;
     pthread_attr_t attr;
@@ -614,6 +640,7 @@ void nvtxcorr_prof_gpu_flush(int from_signal)
     }
     atomic_store(&flush_settles, from_signal);
     atomic_store(&flush_done, 0);
+    atomic_store(&want_exit_flush, 1);
     sem_post(&flush_request);
     if (wait_while(&flush_done, 0, FLUSH_WAIT_MS)) return;
     atomic_store(&abandoned, 1);
@@ -627,6 +654,25 @@ void nvtxcorr_prof_gpu_flush(int from_signal)
 int nvtxcorr_prof_gpu_abandoned(void)
 {
     return atomic_load(&abandoned);
+}
+
+/* The exit's flush has begun: no launch pushes an id any more. */
+int nvtxcorr_prof_gpu_closing(void)
+{
+    return atomic_load(&closed);
+}
+
+/* On the window helper: CUPTI's completed records delivered (by its thread), waited for at
+ * most 2 s; 0 when they were. */
+int nvtxcorr_prof_gpu_flush_window(void)
+{
+    if (nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING || atomic_load(&start_state) != STARTED ||
+        atomic_load(&closed) || atomic_load(&abandoned))
+        return -1;
+    atomic_store(&window_flush_done, 0);
+    atomic_store(&want_window_flush, 1);
+    sem_post(&flush_request);
+    return wait_while(&window_flush_done, 0, 2000) ? 0 : -1;
 }
 #else
 static int start_cupti(void)
@@ -646,6 +692,14 @@ void nvtxcorr_prof_gpu_flush(int from_signal)
     (void)from_signal;
 }
 int nvtxcorr_prof_gpu_abandoned(void)
+{
+    return 0;
+}
+int nvtxcorr_prof_gpu_flush_window(void)
+{
+    return -1;
+}
+int nvtxcorr_prof_gpu_closing(void)
 {
     return 0;
 }

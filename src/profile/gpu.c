@@ -41,6 +41,7 @@ int nvtxcorr_prof_gpu_held_here(void)
 enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
 typedef struct corr_slot {
     uint32_t corr;
+    uint32_t has_op; /* an operation of it came in (windows: its window waits for that) */
     uint64_t ext;
 } corr_slot_t;
 static corr_slot_t *corr_map;
@@ -66,20 +67,52 @@ static prof_intern_t names = {name_buckets, NAME_BUCKETS, 0};
 enum { NAMES_KEPT = 4 * PROF_MAX_SITES };
 static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
 
-int nvtxcorr_prof_gpu_init(void)
+/* Windows (NVTXCORR_WINDOW): each window's GPU work is counted in a set of its own, the odd
+ * windows' in one and the even ones' in the other, found from the window its launch's id
+ * carries (cupti.c). A window's set is read for its summary once its work has come in
+ * (nvtxcorr_prof_gpu_window_settle) and then emptied, before the window after next can open
+ * (windows are cut in order, by one helper). Work of a window already written is late:
+ * counted in none, and said in the next summary's gpu_time_note; work whose launch passed
+ * through between windows is counted nowhere. nvtxcorr_prof_gpu keeps the whole run's
+ * counts of records, drops and incomplete records. */
+static int windows_on;
+static prof_gpu_t window_sets[2];
+static unsigned gpu_written;       /* the last window whose GPU time was written */
+static uint64_t late_ops, late_ns; /* under the lock; late_said: what a note has said */
+static uint64_t late_said, dropped_said, incomplete_said;
+/* Per window set: its launches whose correlation came in, and those of them with an
+ * operation in already: the window's helper waits until both are equal (settle). */
+static uint64_t corr_seen[2], corr_with_op[2];
+const prof_gpu_t *nvtxcorr_prof_gpu_out; /* the set a window's summary reads, or NULL */
+
+static int alloc_set(prof_gpu_t *g)
 {
-    prof_gpu_t *g = &nvtxcorr_prof_gpu;
     g->by_launch = calloc(PROF_MAX_SITES, sizeof *g->by_launch);
     g->by_kernel = calloc(PROF_MAX_SITES, sizeof *g->by_kernel);
     g->replays = calloc(PROF_MAX_SITES, sizeof *g->replays);
     g->launch_hist = calloc(PROF_MAX_SITES, sizeof *g->launch_hist);
     g->kernel_hist = calloc(PROF_MAX_SITES, sizeof *g->kernel_hist);
+    return g->by_launch && g->by_kernel && g->replays && g->launch_hist && g->kernel_hist ? 0 : -1;
+}
+
+int nvtxcorr_prof_gpu_init(void)
+{
+    windows_on = nvtxcorr_prof_windows();
     corr_map = calloc(CORR_SLOTS, sizeof *corr_map);
     pending = calloc(PENDING_MAX, sizeof *pending);
-    return g->by_launch && g->by_kernel && g->replays && g->launch_hist && g->kernel_hist &&
-                   corr_map && pending
-               ? 0
-               : -1;
+    if (alloc_set(&nvtxcorr_prof_gpu) != 0 || corr_map == NULL || pending == NULL) return -1;
+    return windows_on && (alloc_set(&window_sets[0]) != 0 || alloc_set(&window_sets[1]) != 0) ? -1
+                                                                                              : 0;
+}
+
+/* The window of the launch whose id is ext, while its GPU work is still counted: the one
+ * being written or the one after it; 0 for an earlier one (late). */
+static unsigned window_of(uint64_t ext)
+{
+    unsigned tag = (unsigned)(ext >> 16) & 0xff;
+    if (tag == ((gpu_written + 1) & 0xff)) return gpu_written + 1;
+    if (tag == ((gpu_written + 2) & 0xff)) return gpu_written + 2;
+    return 0;
 }
 
 /* The fork step of the record lock, which is not taken at fork: the child turns GPU time off
@@ -162,7 +195,13 @@ static const prof_intern_entry_t *site_for_name_slow(const char *name)
 
 static void replay_done(const open_replay_t *r)
 {
-    prof_gpu_replays_t **slot = &nvtxcorr_prof_gpu.replays[r->site];
+    prof_gpu_t *g = &nvtxcorr_prof_gpu;
+    if (windows_on) {
+        unsigned w = window_of(r->ext);
+        if (w == 0) return; /* its operations were counted late already */
+        g = &window_sets[w & 1];
+    }
+    prof_gpu_replays_t **slot = &g->replays[r->site];
     if (*slot == NULL && (*slot = calloc(1, sizeof **slot)) == NULL) return;
     prof_gpu_replays_t *p = *slot;
     add(&p->time, r->ns);
@@ -199,7 +238,16 @@ static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
     last_replay = victim;
 }
 
-/* An operation whose launch is known. */
+/* An operation in the by-kernel view. */
+static void count_kernel(prof_gpu_t *g, const op_t *op)
+{
+    g->ops++;
+    g->ns += op->end - op->start;
+    add(&g->by_kernel[op->kernel_site], op->end - op->start);
+    add_hist(&g->kernel_hist[op->kernel_site], op->end - op->start);
+}
+
+/* An operation whose launch is known (ext), or will not be (0). */
 static void attribute(const op_t *op, uint64_t ext)
 {
     prof_gpu_t *g = &nvtxcorr_prof_gpu;
@@ -210,7 +258,15 @@ static void attribute(const op_t *op, uint64_t ext)
     const nvtxcorr_profile_site_t *launch =
         site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
                       : NULL;
-    if (launch == NULL) {
+    unsigned window = 0;
+    if (windows_on) {
+        window = launch != NULL ? window_of(ext) : 0;
+        if (window == 0 && launch != NULL) late_ops++, late_ns += ns;
+        if (window != 0) count_kernel(g = &window_sets[window & 1], op);
+    }
+    if (windows_on && window == 0) {
+        /* counted in no window */
+    } else if (launch == NULL) {
         g->uncorrelated++;
         g->uncorrelated_ns += ns;
     } else {
@@ -225,7 +281,8 @@ static void attribute(const op_t *op, uint64_t ext)
                        ? nvtxcorr_prof_ctx_replayed(live, launch, op->shape.graph_node_id,
                                                     op->shape.graph_id != 0, ns)
                        : live;
-    nvtxcorr_prof_ctx_gpu(ctx, op->kernel_site, ns);
+    if (!windows_on || window != 0)
+        nvtxcorr_prof_ctx_gpu(window ? 1 + (window & 1) : 0, ctx, op->kernel_site, ns);
     /* With windows, an operation whose launch nvtxcorr did not see ran between windows (the
      * launch passed straight through): the trace holds only the windows' launches. */
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) &&
@@ -246,9 +303,14 @@ static void attribute(const op_t *op, uint64_t ext)
 
 static int lookup(uint32_t corr, uint64_t *ext)
 {
-    const corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
+    corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
     if (c->ext == 0 || c->corr != corr) return 0;
     *ext = c->ext;
+    if (windows_on && !c->has_op) {
+        c->has_op = 1;
+        unsigned w = window_of(c->ext);
+        if (w) corr_with_op[w & 1]++;
+    }
     return 1;
 }
 
@@ -259,10 +321,7 @@ static void operation(const op_t *op)
         g->incomplete++;
         return;
     }
-    g->ops++;
-    g->ns += op->end - op->start;
-    add(&g->by_kernel[op->kernel_site], op->end - op->start);
-    add_hist(&g->kernel_hist[op->kernel_site], op->end - op->start);
+    if (!windows_on) count_kernel(g, op); /* with windows: once its window is known */
     uint64_t ext;
     if (lookup(op->corr, &ext))
         attribute(op, ext);
@@ -281,7 +340,10 @@ void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 
 void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
 {
-    if (ext != 0) corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, ext};
+    if (ext == 0) return;
+    corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, 0, ext};
+    unsigned w = windows_on ? window_of(ext) : 0;
+    if (w) corr_seen[w & 1]++;
 }
 
 /* A graph node that is not a kernel: one site per kind ("[memcpy]", "[memset]"), found once. */
@@ -352,4 +414,102 @@ int nvtxcorr_prof_gpu_finish(int from_signal)
 void nvtxcorr_prof_gpu_finished(int locked)
 {
     if (locked) pthread_mutex_unlock(&gpu_lock);
+}
+
+/* ---- windows ---- */
+static char window_note[160]; /* what the window being written says of late work */
+
+/* The lock, on the window helper: unless the exit has begun, whose path takes it before the
+ * helper's own lock (exit.c: the GPU settled, then the window still open): then the records
+ * are settled already and the exit waits for the helper, so it goes on without (0). */
+static int lock_unless_closing(void)
+{
+    while (pthread_mutex_trylock(&gpu_lock) != 0) {
+        if (nvtxcorr_prof_gpu_closing()) return 0;
+        struct timespec ts = {0, 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 1;
+}
+
+/* window.c, once window `index` is cut, on its helper; at exit on the exiting thread, after
+ * the exit path flushed CUPTI and settled the records (it holds the lock, unless a signal
+ * handler could not take it). Not at exit: CUPTI is flushed, then again every 20 ms while
+ * more of the window's work comes in (a kernel still running when the window closed), at most
+ * about a second. Then the window's open replays are closed and its later work is late; its
+ * set is what the summary reads (nvtxcorr_prof_gpu_out) until nvtxcorr_prof_gpu_window_done.
+ * Called for every window, in order, whether or not its summary can be written. */
+void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit)
+{
+    if (!windows_on || nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING) return;
+    prof_gpu_t *set = &window_sets[index & 1];
+    int locked = 0;
+    if (!at_exit) {
+        /* Until every launch of the window whose correlation came in has work in, and once
+         * more after that (a graph's last nodes may come in a later buffer than its first). */
+        int after = 0;
+        for (int round = 0; round < 50 && nvtxcorr_prof_gpu_flush_window() == 0; round++) {
+            if (!lock_unless_closing()) break;
+            retry_pending(0);
+            int in = corr_with_op[index & 1] >= corr_seen[index & 1];
+            pthread_mutex_unlock(&gpu_lock);
+            if (in && after++) break;
+            struct timespec ts = {0, 20 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+        }
+        locked = lock_unless_closing();
+    }
+    for (int i = 0; i < OPEN_REPLAYS; i++)
+        if (open_replays[i].ext && window_of(open_replays[i].ext) == index) {
+            replay_done(&open_replays[i]);
+            open_replays[i].ext = 0;
+        }
+    last_replay = NULL;
+    gpu_written = index;
+    /* Drops and cut-short records are reported per buffer, not per launch: each window's
+     * summary has those reported while it was being counted. */
+    const prof_gpu_t *run = &nvtxcorr_prof_gpu;
+    set->dropped = run->dropped - dropped_said, dropped_said = run->dropped;
+    set->incomplete = run->incomplete - incomplete_said, incomplete_said = run->incomplete;
+    window_note[0] = 0;
+    if (late_ops > late_said) {
+        char n[24];
+        n[nvtxcorr_fmt_u64(n, late_ops - late_said)] = 0;
+        const char *parts[] = {n, " GPU operations of earlier windows came in after their "
+                                  "window's summary was written: in no window"};
+        size_t len = 0;
+        for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+            for (const char *c = parts[i]; *c && len + 1 < sizeof window_note; c++)
+                window_note[len++] = *c;
+        window_note[len] = 0;
+    }
+    late_said = late_ops;
+    if (locked) pthread_mutex_unlock(&gpu_lock);
+    nvtxcorr_prof_gpu_out = set;
+}
+
+/* The note of the window being written: late work of earlier windows, or NULL. */
+const char *nvtxcorr_prof_gpu_window_note(void)
+{
+    return window_note[0] ? window_note : NULL;
+}
+
+/* After window `index`'s summary: its set emptied for the window after next (which cannot open
+ * before the next window is cut, by the same helper). */
+void nvtxcorr_prof_gpu_window_done(unsigned index)
+{
+    nvtxcorr_prof_gpu_out = NULL;
+    if (!windows_on) return;
+    prof_gpu_t *g = &window_sets[index & 1];
+    memset(g->by_launch, 0, PROF_MAX_SITES * sizeof *g->by_launch);
+    memset(g->by_kernel, 0, PROF_MAX_SITES * sizeof *g->by_kernel);
+    for (size_t i = 0; i < PROF_MAX_SITES; i++) {
+        if (g->replays[i]) memset(g->replays[i], 0, sizeof *g->replays[i]);
+        if (g->launch_hist[i]) memset(g->launch_hist[i], 0, PROF_BUCKETS * sizeof(uint64_t));
+        if (g->kernel_hist[i]) memset(g->kernel_hist[i], 0, PROF_BUCKETS * sizeof(uint64_t));
+    }
+    g->records = g->ops = g->ns = g->dropped = g->uncorrelated = g->uncorrelated_ns = 0;
+    g->incomplete = 0;
+    corr_seen[index & 1] = corr_with_op[index & 1] = 0;
+    nvtxcorr_prof_ctx_gpu_clear(index);
 }

@@ -173,7 +173,9 @@ static inline prof_ctx_cell_t *nvtxcorr_prof_ctx_cell(prof_thread_t *t, uint32_t
 }
 /* gpu.c, under its lock: one operation of `ns` under (context, kernel site); a replayed one's
  * context (the launch's live path, the graph label, its node's capture path). */
-void nvtxcorr_prof_ctx_gpu(uint32_t ctx, uint32_t site, uint64_t ns);
+/* Table 0: the whole run; 1 + (window & 1): a window's (gpu.c, windows). */
+void nvtxcorr_prof_ctx_gpu(int table, uint32_t ctx, uint32_t site, uint64_t ns);
+void nvtxcorr_prof_ctx_gpu_clear(unsigned window);
 uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t *graph,
                                     uint64_t node, int has_node, uint64_t ns);
 /* cupti.c: a graph node's capture context (CUPTI's node ids), passed on to its clones. */
@@ -198,9 +200,12 @@ const char *nvtxcorr_prof_ctx_row_label(const prof_ctx_row_t *r);
 const char *nvtxcorr_prof_ctx_note(void);
 /* Windows (window.c, on its helper): every thread's (context, site) counts now, kept; their
  * difference with the previous cut is the window's, which nvtxcorr_prof_ctx_rows reads
- * instead of the threads' tables while `use` is set. */
+ * instead of the threads' tables while `use` is set, and window's GPU table (0: the run's). */
 void nvtxcorr_prof_ctx_cut(void);
-void nvtxcorr_prof_ctx_use_cut(int use);
+/* window.c: the index of the last window opened (1-based; 0: none yet). A launch in profile
+ * mode with windows is in that window. */
+extern _Atomic unsigned nvtxcorr_prof_windows_opened;
+void nvtxcorr_prof_ctx_use_cut(int use, unsigned window);
 void nvtxcorr_prof_ctx_set_note(const char *why);
 
 /* ---- clock (clock.c) ----
@@ -409,6 +414,14 @@ void nvtxcorr_prof_gpu_end_buffer(void);
 int nvtxcorr_prof_gpu_finish(int from_signal); /* returns whether it holds the lock */
 void nvtxcorr_prof_gpu_finished(int locked);
 int nvtxcorr_prof_gpu_held_here(void); /* this thread holds the lock of gpu.c */
+/* Windows (gpu.c): a window's GPU work settled and read (nvtxcorr_prof_gpu_out), then its
+ * set emptied; cupti.c: CUPTI's completed records delivered, for a window (0: done). */
+extern const prof_gpu_t *nvtxcorr_prof_gpu_out;
+void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit);
+void nvtxcorr_prof_gpu_window_done(unsigned index);
+const char *nvtxcorr_prof_gpu_window_note(void);
+int nvtxcorr_prof_gpu_flush_window(void);
+int nvtxcorr_prof_gpu_closing(void);
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);

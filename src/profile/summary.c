@@ -183,6 +183,13 @@ int nvtxcorr_prof_gpu_reported(void)
     return nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING && nvtxcorr_prof_gpu.by_kernel != NULL;
 }
 
+/* The GPU counts a summary reads: a window's set while its summary is written (gpu.c), else
+ * the whole run's. */
+static const prof_gpu_t *gpu_view(void)
+{
+    return nvtxcorr_prof_gpu_out ? nvtxcorr_prof_gpu_out : &nvtxcorr_prof_gpu;
+}
+
 static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)
 {
     if (b->n == 0) return;
@@ -207,10 +214,8 @@ void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by
     int whole = 1;
     memset(st, 0, sizeof *st);
     if (!nvtxcorr_prof_gpu_reported()) return;
-    const prof_gpu_stat_t *v =
-        by_kernel ? nvtxcorr_prof_gpu.by_kernel : nvtxcorr_prof_gpu.by_launch;
-    uint64_t *const *hists =
-        by_kernel ? nvtxcorr_prof_gpu.kernel_hist : nvtxcorr_prof_gpu.launch_hist;
+    const prof_gpu_stat_t *v = by_kernel ? gpu_view()->by_kernel : gpu_view()->by_launch;
+    uint64_t *const *hists = by_kernel ? gpu_view()->kernel_hist : gpu_view()->launch_hist;
     memset(hist, 0, sizeof hist);
     for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
          s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
@@ -227,8 +232,8 @@ void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *st)
 {
     memset(st, 0, sizeof *st);
     if (!nvtxcorr_prof_gpu_reported()) return;
-    *st = nvtxcorr_prof_gpu.by_kernel[id];
-    percentiles(st, nvtxcorr_prof_gpu.kernel_hist[id]);
+    *st = gpu_view()->by_kernel[id];
+    percentiles(st, gpu_view()->kernel_hist[id]);
 }
 
 /* Sites whose rule says "-": their kernels' time (by kernel) or the time their launches
@@ -276,7 +281,7 @@ static const char *kind_of(const char *label)
  * its site's name, "-", would read as a graph labelled "-". */
 static const prof_gpu_replays_t *replays_of(const nvtxcorr_profile_site_t *s)
 {
-    return s->graph && s->label_id != PROF_NO_LABEL ? nvtxcorr_prof_gpu.replays[s->id] : NULL;
+    return s->graph && s->label_id != PROF_NO_LABEL ? gpu_view()->replays[s->id] : NULL;
 }
 
 static const char *label_category(uint32_t label_id)
@@ -549,12 +554,14 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         if (s->label_id == PROF_NO_LABEL) tot[PROF_TOT_UNLABELLED] += scratch.launches;
         if (i == PROF_OTHER_SITE) tot[PROF_TOT_OTHER] = scratch.launches;
         if (i == PROF_OTHER_GRAPHS_SITE) tot[PROF_TOT_OTHER_GRAPHS] = scratch.launches;
-        if (!s->graph && (scratch.launches || scratch.capture || (!win && site_gpu(i)->n)))
+        if (!s->graph && (scratch.launches || scratch.capture ||
+                          ((!win || nvtxcorr_prof_gpu_out) && site_gpu(i)->n)))
             kernels[nk++] = i;
     }
-    sum.gpu = !win && nvtxcorr_prof_gpu_reported(); /* not split by window (window.c) */
+    /* A window's GPU time: its set, once settled (gpu.c). */
+    sum.gpu = nvtxcorr_prof_gpu_reported() && (!win || nvtxcorr_prof_gpu_out != NULL);
     if (sum.gpu) {
-        const prof_gpu_t *g = &nvtxcorr_prof_gpu;
+        const prof_gpu_t *g = gpu_view();
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
         tot[PROF_TOT_GPU_NS] = g->ns;
         tot[PROF_TOT_GPU_KERNELS] = g->ops;

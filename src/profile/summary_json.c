@@ -95,8 +95,9 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_json(o, nvtxcorr_prof_clock.tsc ? "tsc" : "monotonic");
     nvtxcorr_out_str(o, s->gpu ? ", \"gpu_time\": true, \"gpu_time_note\": "
                                : ", \"gpu_time\": false, \"gpu_time_note\": ");
-    nvtxcorr_out_json(o, s->window ? "GPU time is not split by window in this version"
-                                   : nvtxcorr_prof_gpu_note());
+    nvtxcorr_out_json(o, s->window && nvtxcorr_prof_gpu_window_note()
+                             ? nvtxcorr_prof_gpu_window_note()
+                             : nvtxcorr_prof_gpu_note());
     nvtxcorr_out_str(o, ", \"context_note\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_ctx_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");

@@ -18,8 +18,9 @@
  *
  * A window's program-context rows are its own too: each cut also sums every thread's
  * (context, site) cells (context_stats.c), and the window's rows are the difference. With a
- * trace, each window is a ProfilerStep#N span in it (trace.c). GPU time (CUPTI) is not split
- * by window in this version: window summaries are CPU-side. */
+ * trace, each window is a ProfilerStep#N span in it (trace.c). GPU time too: a launch's GPU
+ * work counts in its launch's window, even when it ends after the window closed; the helper
+ * waits for it (a bounded time) before the window's summary is written (gpu.c). */
 #include <errno.h>
 #include <fnmatch.h>
 #include <pthread.h>
@@ -40,10 +41,11 @@
  * are waited for a bounded time (settle). */
 enum { CLOSED, OPENING, OPEN, STOPPING, CLOSING, FINISHED };
 static _Atomic int state = CLOSED;
-static _Atomic int want_open;        /* a reason to open as soon as the pending cut is made */
-static _Atomic unsigned opened, cut; /* windows opened; windows cut */
-static _Atomic int open_reason;      /* what opened the window now open */
-static _Atomic int close_reason;     /* what closed it (or "exit") */
+static _Atomic int want_open; /* a reason to open as soon as the pending cut is made */
+_Atomic unsigned nvtxcorr_prof_windows_opened; /* windows opened: the index of the last */
+static _Atomic unsigned cut;                   /* windows cut */
+static _Atomic int open_reason;                /* what opened the window now open */
+static _Atomic int close_reason;               /* what closed it (or "exit") */
 static _Atomic uint64_t start_ns, end_ns;
 static _Atomic uint64_t start_ticks, end_ticks; /* the same in prof_now ticks, for the trace */
 static int idle_mode = NVTXCORR_MODE_PROFILE_IDLE;
@@ -81,14 +83,14 @@ static uint64_t since_start_ns(void)
 /* Async-signal-safe: atomics only. */
 static void open_window(int reason)
 {
-    unsigned n = atomic_load(&opened);
+    unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
     if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return;
     if (nvtxcorr_config.window_kind != NVTXCORR_WINDOW_EVERY &&
         since_start_ns() < nvtxcorr_config.window_delay_ns)
         return;
     int expected = CLOSED;
     if (atomic_compare_exchange_strong(&state, &expected, OPENING)) {
-        atomic_store(&opened, n + 1);
+        atomic_store(&nvtxcorr_prof_windows_opened, n + 1);
         atomic_store(&open_reason, reason);
         atomic_store(&start_ns, nvtxcorr_prof_realtime_ns());
         atomic_store(&start_ticks, prof_now());
@@ -139,7 +141,8 @@ static int close_window(int reason)
 static void close_and_wait(int reason)
 {
     if (!close_window(reason)) return;
-    unsigned n = atomic_load(&opened); /* final: stored before the window was OPEN */
+    unsigned n =
+        atomic_load(&nvtxcorr_prof_windows_opened); /* final: stored before the window was OPEN */
     /* Wait for this window's cut, so the program's next launches are not in it. */
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
@@ -231,7 +234,7 @@ static prof_snap_t *snap_for(unsigned n)
  * reopen (want_open) happens between the cut and the write. The trace gets the window as a
  * span, unless this is a signal handler at exit, which may have interrupted this thread
  * writing its own trace buffer (trace.c). */
-static void cut_and_write(int reason, int at_exit, int from_signal)
+static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_back)
 {
     unsigned index = atomic_load(&cut) + 1;
     prof_snap_t *cur = snap_for(index), *base = index > 1 ? snaps[(index - 1) & 1] : NULL;
@@ -253,16 +256,27 @@ static void cut_and_write(int reason, int at_exit, int from_signal)
         int again = atomic_exchange(&want_open, 0);
         if (again) open_window(again);
     }
+    if (back_to_back) { /* every: the next window starts where this one ends, now */
+        atomic_store(&start_ns, w.end_ns);
+        atomic_store(&start_ticks, to);
+        atomic_store(&nvtxcorr_prof_windows_opened, index + 1);
+    }
     if (!from_signal) nvtxcorr_prof_trace_window(index, w.reason, from, to);
-    if (cur == NULL) return; /* out of memory: the window is lost, the program is not */
+    /* Its GPU work in, before its write: launches go on meanwhile, in the next window. */
+    nvtxcorr_prof_gpu_window_settle(index, at_exit);
+    if (cur == NULL) { /* out of memory: the window is lost, the program is not */
+        nvtxcorr_prof_gpu_window_done(index);
+        return;
+    }
     nvtxcorr_prof_snap_cur = cur;
     nvtxcorr_prof_snap_base = base;
     nvtxcorr_prof_window_own_base = index > 1 ? own_at_cut[(index - 1) & 1] : 0;
     nvtxcorr_prof_window_now = &w;
-    nvtxcorr_prof_ctx_use_cut(nvtxcorr_context_injected());
+    nvtxcorr_prof_ctx_use_cut(nvtxcorr_context_injected(), index);
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
-    nvtxcorr_prof_ctx_use_cut(0);
+    nvtxcorr_prof_ctx_use_cut(0, 0);
     nvtxcorr_prof_window_now = NULL;
+    if (!at_exit) nvtxcorr_prof_gpu_window_done(index);
 }
 
 static void *helper(void *unused)
@@ -296,7 +310,7 @@ static void *helper(void *unused)
         if (next && now >= next) {
             /* every: back to back, so the mode stays: the cut itself is the boundary, and the
              * next window starts where this one ends. The last one (count:) closes. */
-            unsigned n = atomic_load(&opened);
+            unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
             if (atomic_load(&state) != OPEN) {
                 open_window(NVTXCORR_WINDOW_EVERY);
             } else if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) {
@@ -306,15 +320,12 @@ static void *helper(void *unused)
                 atomic_store(&end_ns, now);
                 atomic_store(&end_ticks, ticks);
                 atomic_store(&close_reason, NVTXCORR_WINDOW_EVERY);
-                cut_and_write(NVTXCORR_WINDOW_EVERY, 0, 0);
-                atomic_store(&start_ns, now);
-                atomic_store(&start_ticks, ticks);
-                atomic_store(&opened, n + 1);
+                cut_and_write(NVTXCORR_WINDOW_EVERY, 0, 0, 1);
             }
             while (next <= now)
                 next += every;
         }
-        if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0, 0);
+        if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0, 0, 0);
         pthread_mutex_unlock(&lock);
     }
 }
@@ -410,8 +421,8 @@ void nvtxcorr_prof_window_exit(int from_signal)
         reason = atomic_load(&close_reason);
     else if (!close_window(REASON_EXIT))
         reason = 0;
-    if (reason) cut_and_write(reason, 1, from_signal);
-    if (atomic_load(&opened) == 0)
+    if (reason) cut_and_write(reason, 1, from_signal, 0);
+    if (atomic_load(&nvtxcorr_prof_windows_opened) == 0)
         nvtxcorr_prof_say("warn", "profile: no window opened (NVTXCORR_WINDOW); no summary written",
                           (char *)NULL);
     atomic_store(&state, FINISHED);

@@ -43,6 +43,11 @@
  *                               returns CUPTI_ERROR_UNKNOWN (0: every push fails)
  *   FAKECUPTI_NO_GRAPH_CALLBACKS=1  an older CUPTI: cuptiEnableCallback refuses the resource
  *                               callbacks GRAPHNODE_CREATED/_CLONED (CUPTI_ERROR_INVALID_PARAMETER)
+ *   FAKECUPTI_KERNEL_MS=n[:k]   a plain kernel launch's kernel (only the first k, with :k) runs
+ *                               n ms from its launch, and its record is made only once it has
+ *                               ended (as CUPTI makes it), at the first launch or flush after
+ *                               that: a kernel that ends after a profiling window closed, its
+ *                               record delivered after the stop
  *
  * The callback API's part for graphs: cuptiSubscribe (one subscriber; a second gets
  * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED), cuptiEnableCallback for the resource domain's
@@ -75,6 +80,15 @@ static uint32_t enabled_kinds[64];
 static int refuse, buffer_records, drop_every, async_ms, fail_flush, kernels_first, foreign,
     start_delay_ms, slow_buffer_ms, configured;
 static long push_fail_after = -1; /* FAKECUPTI_PUSH_FAIL_AFTER; -1: pushes never fail */
+static int kernel_ms;             /* FAKECUPTI_KERNEL_MS */
+static long long_kernels;         /* how many more kernels may run that long; -1: all */
+/* Kernels still running (FAKECUPTI_KERNEL_MS): their records, made once they have ended. */
+static struct held {
+    fakecuda_op_t op;
+    uint32_t corr;
+    uint64_t start, end;
+} held[1024];
+static size_t nheld;
 static _Atomic long pushes;
 static uint8_t *foreign_seen[64]; /* foreign buffers completed so far (FAKECUPTI_FOREIGN) */
 static size_t foreign_count;
@@ -162,6 +176,9 @@ static void configure(void)
     foreign = env_int("FAKECUPTI_FOREIGN");
     start_delay_ms = env_int("FAKECUPTI_START_DELAY_MS");
     slow_buffer_ms = env_int("FAKECUPTI_SLOW_BUFFER_MS");
+    kernel_ms = env_int("FAKECUPTI_KERNEL_MS");
+    const char *k = getenv("FAKECUPTI_KERNEL_MS");
+    long_kernels = k && strchr(k, ':') ? atol(strchr(k, ':') + 1) : -1;
     if (getenv("FAKECUPTI_PUSH_FAIL_AFTER")) push_fail_after = env_int("FAKECUPTI_PUSH_FAIL_AFTER");
     pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
@@ -330,6 +347,9 @@ static void api_records_locked(uint32_t corr, uint64_t launch)
     }
 }
 
+static void kernel_record_locked(const fakecuda_op_t *op, uint32_t corr, uint64_t start,
+                                 uint64_t end);
+
 static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr, uint64_t launch)
 {
     if (gpu_clock < launch) gpu_clock = launch;
@@ -364,19 +384,44 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
             dropped++;
             continue;
         }
-        CUpti_ActivityKernel10 *k = room_locked(sizeof *k);
-        if (k == NULL) continue;
-        k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k->start = start, k->end = start + dur;
-        k->streamId = stream_id(ops[i].stream);
-        k->correlationId = corr;
-        k->name = ops[i].name; /* the fake driver keeps names for the process's life */
-        k->graphId = ops[i].graph_id, k->graphNodeId = ops[i].node_id;
-        k->gridX = (int32_t)ops[i].grid[0], k->gridY = (int32_t)ops[i].grid[1];
-        k->gridZ = (int32_t)ops[i].grid[2];
-        k->blockX = (int32_t)ops[i].block[0], k->blockY = (int32_t)ops[i].block[1];
-        k->blockZ = (int32_t)ops[i].block[2];
+        if (kernel_ms > 0 && ops[i].graph_id == 0 && long_kernels != 0 &&
+            nheld < sizeof held / sizeof *held) {
+            if (long_kernels > 0) long_kernels--;
+            held[nheld++] = (struct held){ops[i], corr, start, start + kernel_ms * 1000000ull};
+            continue;
+        }
+        kernel_record_locked(&ops[i], corr, start, start + dur);
     }
+}
+
+/* Records of the held kernels that have ended by now. */
+static void release_held_locked(void)
+{
+    uint64_t now = now_ns();
+    size_t keep = 0;
+    for (size_t i = 0; i < nheld; i++)
+        if (held[i].end <= now)
+            kernel_record_locked(&held[i].op, held[i].corr, held[i].start, held[i].end);
+        else
+            held[keep++] = held[i];
+    nheld = keep;
+}
+
+static void kernel_record_locked(const fakecuda_op_t *op, uint32_t corr, uint64_t start,
+                                 uint64_t end)
+{
+    CUpti_ActivityKernel10 *k = room_locked(sizeof *k);
+    if (k == NULL) return;
+    k->kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k->start = start, k->end = end;
+    k->streamId = stream_id(op->stream);
+    k->correlationId = corr;
+    k->name = op->name; /* the fake driver keeps names for the process's life */
+    k->graphId = op->graph_id, k->graphNodeId = op->node_id;
+    k->gridX = (int32_t)op->grid[0], k->gridY = (int32_t)op->grid[1];
+    k->gridZ = (int32_t)op->grid[2];
+    k->blockX = (int32_t)op->block[0], k->blockY = (int32_t)op->block[1];
+    k->blockZ = (int32_t)op->block[2];
 }
 
 static void on_launch(const fakecuda_op_t *ops, size_t n)
@@ -384,6 +429,7 @@ static void on_launch(const fakecuda_op_t *ops, size_t n)
     if (!enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
     uint64_t launch = now_ns();
     pthread_mutex_lock(&lock);
+    release_held_locked();
     uint32_t corr = ++next_correlation;
     if (kernels_first) { /* as when kernels land in an earlier buffer than their API record */
         op_records_locked(ops, n, corr, launch);
@@ -517,6 +563,7 @@ FC_API CUptiResult cuptiActivityFlushAll(uint32_t flag)
     maybe_hang("flush");
     if (fail_flush) return CUPTI_ERROR_UNKNOWN;
     pthread_mutex_lock(&lock);
+    release_held_locked();
     complete_locked();
     pthread_mutex_unlock(&lock);
     return CUPTI_SUCCESS;

@@ -5,7 +5,8 @@
  *                   direct (the linked cuProfilerStart/Stop), dlsym (on a libcuda handle),
  *                   procaddr (cuGetProcAddress_v2), entrypoint (cudaGetDriverEntryPoint),
  *                   runtime (cudaProfilerStart/Stop of libcudart). Window k (1..3): add1 x(k+1)
- *                   and flash x k; before, between and after the windows: triton x5
+ *                   and flash x k; before, between and after the windows: triton x5;
+ *                   `api PATH MS`: then MS ms of sleep before the exit
  *   signal-threads  8 threads launch add1 until told to stop; a ninth sends SIGUSR2 to the
  *                   process 20 times, 40 ms apart; prints "launched N" (all threads together)
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
@@ -193,6 +194,7 @@ int main(int argc, char **argv)
     scn_load_kernels(&add1, &flash, &triton);
     if (!strcmp(argv[1], "api") && argc > 2) {
         api(argv[2]);
+        if (argc > 3) sleep_ms(atol(argv[3])); /* the last window's GPU work ends meanwhile */
     } else if (!strcmp(argv[1], "nvtx")) {
         nvtx();
     } else if (!strcmp(argv[1], "signal-threads")) {
