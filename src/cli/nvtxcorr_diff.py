@@ -43,12 +43,19 @@ def length_ns(summaries):
 
 
 def rows(summaries, by, gpu):
-    """key -> [launches, time]: per label, or per kernel label (each kernel under its label,
-    or its function name when it has none); time is GPU time when `gpu`, else CPU time."""
+    """key -> [launches, time]: per label, per kernel label (each kernel under its label, or
+    its function name when it has none), or per program context and label (the `contexts`
+    rows: the path and the label joined with " > "); time is GPU time when `gpu`, else CPU
+    time."""
     out = {}
     for _, d in summaries:
-        for e in d["kernels"] if by == "kernel" else d["labels"]:
-            key = e.get("label") or e.get("function") or e.get("name")
+        entries = (d.get("contexts") or [] if by == "context" else
+                   d["kernels"] if by == "kernel" else d["labels"])
+        for e in entries:
+            if by == "context":
+                key = " > ".join([str(c) for c in e.get("context") or []] + [str(e.get("label"))])
+            else:
+                key = e.get("label") or e.get("function") or e.get("name")
             r = out.setdefault(key, [0, 0])
             r[0] += e.get("launches") or 0
             r[1] += (e.get("gpu_ns") or 0) if gpu else (e.get("cpu_ns") or 0)
@@ -119,7 +126,7 @@ def diff(a, b, by, threshold, fmt_time, say, out):
         ma, mb = (ta / na if na else None), (tb / nb if nb else None)
         table.append((abs(sb - sa), key, na, nb, sa, sb, ma, mb))
     table.sort(key=lambda r: (-r[0], str(r[1])))
-    head = "kernel label" if by == "kernel" else "label"
+    head = {"kernel": "kernel label", "context": "context > label"}.get(by, "label")
     width = max([len(head)] + [len(str(r[1])) for r in table])
     out.write(f"nvtxcorr: diff of {what}{' per second' if rates else ''}, A ({len(a)} file"
               f"{'s' if len(a) != 1 else ''}) vs B ({len(b)} file{'s' if len(b) != 1 else ''})\n")

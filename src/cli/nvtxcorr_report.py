@@ -1078,7 +1078,10 @@ def cmd_diff(args):
                 say("error", f"--diff: {side}: no summary there")
             return 2
         sides.append(summaries)
-    by = "kernel" if args.by == "kernel" else "label"
+    by = args.by if args.by in ("kernel", "context") else "label"
+    if by == "context" and not all(d.get("contexts") for s in sides for _, d in s):
+        say("warn", "--diff --by context: a side has summaries without program context rows "
+            "(profile mode before program context?)")
     return nvtxcorr_diff.diff(sides[0], sides[1], by, args.threshold, fmt_time, say,
                               sys.stdout)
 

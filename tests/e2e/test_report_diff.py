@@ -160,3 +160,32 @@ def test_report_diff_summary_fields(env):
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), os.path.join(tmp, "p1.json"))
     check(rc == 0 and "label tables" not in err and "ranks" not in err, err)
     shutil.rmtree(tmp)
+
+
+@scenario
+def test_report_diff_by_context(env):
+    """--diff --by context: one row per (context path, label), the path and the label joined
+    with " > ", with each side's launches and time (GPU time when both have it)."""
+    def with_contexts(rows, ctx_rows):
+        d = summary(rows, gpu=True)
+        d["contexts"] = [{"context": c, "label": lab, "launches": n, "gpu_kernels": n,
+                          "gpu_ns": g, "cpu_ns": n * 10} for c, lab, n, g in ctx_rows]
+        return d
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
+    a = write(tmp, "a.json", with_contexts({"matmul": (4, 40, 400)},
+                                           [(["layers.0", "attn"], "matmul", 2, 100),
+                                            (["layers.0", "mlp"], "matmul", 2, 300)]))
+    b = write(tmp, "b.json", with_contexts({"matmul": (4, 40, 700)},
+                                           [(["layers.0", "attn"], "matmul", 2, 100),
+                                            (["layers.0", "mlp"], "matmul", 2, 600)]))
+    rc, out, err = diff(env, "--by", "context", a, b)
+    check(rc == 0 and err == "", f"rc {rc}: {err}")
+    rows = {m.group(1): m.group(2).split()
+            for m in re.finditer(r"^(layers\.0 > \S+ > matmul)\s+(.*)$", out, re.M)}
+    check(set(rows) == {"layers.0 > attn > matmul", "layers.0 > mlp > matmul"}, out)
+    check(rows["layers.0 > mlp > matmul"][:2] == ["2", "2"] and
+          rows["layers.0 > mlp > matmul"][6] == "+100.0%" and
+          rows["layers.0 > attn > matmul"][6] == "+0.0%", out)
+    check(out.index("layers.0 > mlp") < out.index("layers.0 > attn"), "largest change first")
+    rc, _, _ = diff(env, "--by", "context", "--threshold", "50", a, b)
+    check(rc == 1, f"--threshold 50 with one context 100% slower: rc {rc}")
