@@ -76,6 +76,7 @@ static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
  * through between windows is counted nowhere. nvtxcorr_prof_gpu keeps the whole run's
  * counts of records, drops and incomplete records. */
 static int windows_on;
+static _Atomic int exit_settled; /* the exit has settled the records (lock_unless_closing) */
 static prof_gpu_t window_sets[2];
 static unsigned gpu_written;       /* the last window whose GPU time was written */
 static uint64_t late_ops, late_ns; /* under the lock; late_said: what a note has said */
@@ -408,6 +409,7 @@ int nvtxcorr_prof_gpu_finish(int from_signal)
             replay_done(&open_replays[i]);
             open_replays[i].ext = 0;
         }
+    atomic_store(&exit_settled, 1); /* a window helper waiting for it goes on */
     return 1;
 }
 
@@ -420,16 +422,24 @@ void nvtxcorr_prof_gpu_finished(int locked)
 static char window_note[160]; /* what the window being written says of late work */
 
 /* The lock, on the window helper: unless the exit has begun, whose path takes it before the
- * helper's own lock (exit.c: the GPU settled, then the window still open): then the records
- * are settled already and the exit waits for the helper, so it goes on without (0). */
+ * helper's own lock (exit.c: CUPTI flushed and the records settled, then the window still
+ * open). Then the helper waits (at most 3 s, within the 5 s the exit waits for it) until the
+ * exit has settled the records, the window's among them, and goes on without (0): the exit
+ * holds the lock and waits for the helper. */
 static int lock_unless_closing(void)
 {
-    while (pthread_mutex_trylock(&gpu_lock) != 0) {
-        if (nvtxcorr_prof_gpu_closing()) return 0;
+    for (;;) {
+        if (nvtxcorr_prof_gpu_closing()) {
+            for (int j = 0; j < 3000 && !atomic_load(&exit_settled); j++) {
+                struct timespec ts = {0, 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+            return 0;
+        }
+        if (pthread_mutex_trylock(&gpu_lock) == 0) return 1;
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
-    return 1;
 }
 
 /* window.c, once window `index` is cut, on its helper; at exit on the exiting thread, after

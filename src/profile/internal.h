@@ -422,6 +422,9 @@ void nvtxcorr_prof_gpu_window_done(unsigned index);
 const char *nvtxcorr_prof_gpu_window_note(void);
 int nvtxcorr_prof_gpu_flush_window(void);
 int nvtxcorr_prof_gpu_closing(void);
+/* devices.c: the GPUs' names, asked once (at the first site); the summary's "gpus". */
+void nvtxcorr_prof_devices_ask(void);
+const char *nvtxcorr_prof_devices_json(void);
 /* stats.c: the site of a kernel known by name, and of a graph memcpy/memset node. */
 nvtxcorr_profile_site_t *nvtxcorr_prof_kernel_site(const char *mangled);
 nvtxcorr_profile_site_t *nvtxcorr_prof_op_site(const char *what);

@@ -165,6 +165,7 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
     }
     pthread_mutex_unlock(&intern_lock);
     free(key);
+    nvtxcorr_prof_devices_ask(); /* once, at the first launch */
     return s;
 }
 

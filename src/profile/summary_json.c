@@ -78,6 +78,9 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
         nvtxcorr_out_u64(o, s->window->end_ns);
         nvtxcorr_out_str(o, "}");
     }
+    nvtxcorr_out_str(o, ",\n \"gpus\": ");
+    const char *gpus = nvtxcorr_prof_devices_json();
+    nvtxcorr_out_str(o, gpus ? gpus : "null");
     nvtxcorr_out_str(o, ",\n \"label_table\": ");
     if (nvtxcorr_prof_label_hash) {
         static const char hex[] = "0123456789abcdef";

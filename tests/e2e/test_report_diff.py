@@ -143,7 +143,8 @@ def test_report_diff_warnings(env):
 
 @scenario
 def test_report_diff_summary_fields(env):
-    # Every summary names its label table (a hash) and rank, so --diff can tell them apart.
+    # Every summary names its label table (a hash), rank and GPUs, so --diff can tell them
+    # apart.
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
     out = []
     for i, rules in enumerate(("add1=adder", "add1=adder", "add1=other")):
@@ -158,7 +159,12 @@ def test_report_diff_summary_fields(env):
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), os.path.join(tmp, "p2.json"))
     check(rc == 0 and "different label tables" in err, err)
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), os.path.join(tmp, "p1.json"))
-    check(rc == 0 and "label tables" not in err and "ranks" not in err, err)
+    check(rc == 0 and "label tables" not in err and "ranks" not in err and "GPUs" not in err,
+          err)
+    check(out[0]["gpus"] == ["nvtxcorr fake device"], f"gpus {out[0]['gpus']}")  # fake driver
+    other = write(tmp, "h200.json", dict(out[1], gpus=["NVIDIA H200", "NVIDIA H200"]))
+    rc, _, err = diff(env, os.path.join(tmp, "p0.json"), other)
+    check(rc == 0 and "different GPUs" in err, err)
     shutil.rmtree(tmp)
 
 
