@@ -111,13 +111,15 @@ static int cut_gpu_table; /* the GPU table the rows read (nvtxcorr_prof_ctx_use_
 
 void nvtxcorr_prof_ctx_gpu(int table, uint32_t ctx, uint32_t site, uint64_t ns)
 {
-    gpu_cell_t **cells = &gpu_tables[table];
-    if (*cells == NULL && (*cells = calloc(GPU_SLOTS, sizeof **cells)) == NULL) return;
-    if (gpu_used_in[table] >= GPU_SLOTS / 2) ctx = NVTXCORR_CONTEXT_OTHER;
+    gpu_cell_t *cells = gpu_tables[table];
+    if (cells == NULL && (cells = gpu_tables[table] = calloc(GPU_SLOTS, sizeof *cells)) == NULL)
+        return;
+    size_t *used = &gpu_used_in[table];
+    if (*used >= GPU_SLOTS / 2) ctx = NVTXCORR_CONTEXT_OTHER;
     uint64_t key = key_of(ctx, site);
     for (size_t i = slot_of(key, GPU_SLOTS);; i = (i + 1) & (GPU_SLOTS - 1)) {
-        gpu_cell_t *c = &(*cells)[i];
-        if (c->key == 0) c->key = key, gpu_used_in[table]++;
+        gpu_cell_t *c = &cells[i];
+        if (c->key == 0) c->key = key, ++*used;
         if (c->key == key) {
             c->kernels++;
             c->ns += ns;

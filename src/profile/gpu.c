@@ -240,7 +240,7 @@ static void replay_add(uint64_t ext, uint32_t site, uint64_t ns)
 }
 
 /* An operation in the by-kernel view. */
-static void count_kernel(prof_gpu_t *g, const op_t *op)
+static inline __attribute__((always_inline)) void count_kernel(prof_gpu_t *g, const op_t *op)
 {
     g->ops++;
     g->ns += op->end - op->start;
@@ -259,13 +259,19 @@ static void attribute(const op_t *op, uint64_t ext)
     const nvtxcorr_profile_site_t *launch =
         site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
                       : NULL;
-    unsigned window = 0;
-    if (windows_on) {
-        window = launch != NULL ? window_of(ext) : 0;
-        if (window == 0 && launch != NULL) late_ops++, late_ns += ns;
-        if (window != 0) count_kernel(g = &window_sets[window & 1], op);
+    int table = 0; /* context_stats.c's GPU table: the run's, or the window's */
+    if (NVTXCORR_UNLIKELY(windows_on)) {
+        unsigned window = launch != NULL ? window_of(ext) : 0;
+        if (window == 0) { /* late, or launched between windows: in no window */
+            if (launch != NULL) late_ops++, late_ns += ns;
+            g = NULL;
+        } else {
+            g = &window_sets[window & 1];
+            table = 1 + (int)(window & 1);
+            count_kernel(g, op);
+        }
     }
-    if (windows_on && window == 0) {
+    if (g == NULL) {
         /* counted in no window */
     } else if (launch == NULL) {
         g->uncorrelated++;
@@ -282,8 +288,7 @@ static void attribute(const op_t *op, uint64_t ext)
                        ? nvtxcorr_prof_ctx_replayed(live, launch, op->shape.graph_node_id,
                                                     op->shape.graph_id != 0, ns)
                        : live;
-    if (!windows_on || window != 0)
-        nvtxcorr_prof_ctx_gpu(window ? 1 + (window & 1) : 0, ctx, op->kernel_site, ns);
+    if (g != NULL) nvtxcorr_prof_ctx_gpu(table, ctx, op->kernel_site, ns);
     /* With windows, an operation whose launch nvtxcorr did not see ran between windows (the
      * launch passed straight through): the trace holds only the windows' launches. */
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) &&
@@ -302,12 +307,12 @@ static void attribute(const op_t *op, uint64_t ext)
     }
 }
 
-static int lookup(uint32_t corr, uint64_t *ext)
+static inline __attribute__((always_inline)) int lookup(uint32_t corr, uint64_t *ext)
 {
     corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
     if (c->ext == 0 || c->corr != corr) return 0;
     *ext = c->ext;
-    if (windows_on && !c->has_op) {
+    if (NVTXCORR_UNLIKELY(windows_on) && !c->has_op) {
         c->has_op = 1;
         unsigned w = window_of(c->ext);
         if (w) corr_with_op[w & 1]++;
@@ -343,8 +348,10 @@ void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
 {
     if (ext == 0) return;
     corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, 0, ext};
-    unsigned w = windows_on ? window_of(ext) : 0;
-    if (w) corr_seen[w & 1]++;
+    if (NVTXCORR_UNLIKELY(windows_on)) {
+        unsigned w = window_of(ext);
+        if (w) corr_seen[w & 1]++;
+    }
 }
 
 /* A graph node that is not a kernel: one site per kind ("[memcpy]", "[memset]"), found once. */
