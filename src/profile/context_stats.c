@@ -412,11 +412,7 @@ const char *nvtxcorr_prof_ctx_note(void)
                            "label): their node's capture context is unknown (",
                            node_why ? node_why : "nodes made before CUPTI started, or forgotten",
                            ")"};
-    size_t len = 0;
-    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-        for (const char *c = parts[i]; *c && len + 1 < sizeof note; c++)
-            note[len++] = *c;
-    note[len] = 0;
+    nvtxcorr_prof_join(note, sizeof note, 0, parts, sizeof parts / sizeof *parts);
     return note;
 }
 

@@ -457,11 +457,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
         n == 1 ? " launch (" : " launches (",
         atomic_load_explicit(&push_error_set, memory_order_acquire) ? push_error : "CUPTI error",
         "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
-    size_t len = strlen(note), size = sizeof gpu_note;
-    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-        for (const char *c = parts[i]; *c && len + 1 < size; c++)
-            note[len++] = *c;
-    note[len] = 0;
+    nvtxcorr_prof_join(note, sizeof gpu_note, strlen(note), parts, sizeof parts / sizeof *parts);
 }
 
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)

@@ -494,11 +494,7 @@ void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit)
         n[nvtxcorr_fmt_u64(n, late_ops - late_said)] = 0;
         const char *parts[] = {n, " GPU operations of earlier windows came in after their "
                                   "window's summary was written: in no window"};
-        size_t len = 0;
-        for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
-            for (const char *c = parts[i]; *c && len + 1 < sizeof window_note; c++)
-                window_note[len++] = *c;
-        window_note[len] = 0;
+        nvtxcorr_prof_join(window_note, sizeof window_note, 0, parts, 2);
     }
     late_said = late_ops;
     if (locked) pthread_mutex_unlock(&gpu_lock);

@@ -135,6 +135,15 @@ static size_t json_char(const char *s, char *e, size_t *used)
 }
 
 /* The escaped body of a JSON string (no quotes), cut at a whole character to fit size. */
+size_t nvtxcorr_prof_join(char *buf, size_t size, size_t len, const char *const *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        for (const char *c = parts[i]; c && *c && len + 1 < size; c++)
+            buf[len++] = *c;
+    buf[len] = 0;
+    return len;
+}
+
 size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s)
 {
     size_t n = 0, used;
