@@ -1,7 +1,9 @@
 /* Scenario program for signals and exit (tests/e2e/test_reliability_signals.py). A pure C
  * driver-API program linked with the fake libcuda.so.1. The trial modes run each trial in a
  * child process (this program again, exec'd, so that CUPTI starts in it) and count the
- * children still alive 10 s after their signal as hung:
+ * children still alive 30 s after their signal as hung (the exit path's own bounded waits add
+ * up to about 9 s: CUPTI's flush 3 s, another thread's summary 5 s; a loaded two-core machine
+ * stretches them, and a deadlock is forever):
  *
  *   exit-in-handler N  N children; each installs a SIGTERM handler that calls exit(3) and an
  *                      atexit handler that unloads a module (as cudart's unregisters its fat
@@ -154,7 +156,7 @@ static int trials(const char *child_mode, int n, int sig, int code)
         nanosleep(&delay, NULL);
         kill(pid, sig);
         clock_gettime(CLOCK_MONOTONIC, &at);
-        int status = wait_bounded(pid, &at, 10.0);
+        int status = wait_bounded(pid, &at, 30.0);
         if (status == -1)
             hung++;
         else if (code >= 0 ? !WIFEXITED(status) || WEXITSTATUS(status) != code
