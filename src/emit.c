@@ -169,6 +169,22 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
     return job.variant ? job.variant : l;
 }
 
+/* The range calls of the x86-64 entry stubs' fast path (hook_bodies.h), called from assembly
+ * with the launch's arguments (push) or its result (pop) saved by the stub. The pop lowers the
+ * depth first, so the tool's callback is its last call: a launch the tool's pop makes, or a
+ * signal handler's launch after the depth is lowered, is outermost and gets its own range,
+ * after this one's end. Nothing is held here, so nothing can be re-entered. */
+void nvtxcorr_stub_push(const nvtxcorr_label_t *l)
+{
+    nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
+}
+
+void nvtxcorr_stub_pop(void)
+{
+    nvtxcorr_thread.depth--;
+    nvtxDomainRangePop(nvtxcorr_domain);
+}
+
 void nvtxcorr_emit_mark(const char *text, const char *category)
 {
     nvtxEventAttributes_t a = {0};

@@ -14,70 +14,187 @@
     __typeof__(&sym) real = (__typeof__(&sym))nvtxcorr_real(NVTXCORR_SLOT_##sym);                  \
     if (NVTXCORR_UNLIKELY(real == NULL)) return NOTFOUND;
 
-/* Launch hooks. On x86-64 the exported symbol is a short assembly entry stub and the C body
- * below is a hidden function it jumps to. The stub forwards straight to the real function,
- * with the caller's registers and stack untouched, when the library is pass-through or the
- * library is profiling between windows (PROFILE_IDLE), or the
- * launch is nested inside another hooked call (a runtime launch reaching the driver: the
- * depth is nonzero and the stack pointer below the outermost launch's, nvtxcorr.h);
- * anything else (not yet initialised, slot not yet resolved, an outermost active launch)
- * goes to the C body. In C, GCC cannot forward an 11-argument call without saving argument
- * registers and copying the stack arguments first, which is most of the disabled-mode cost
- * (docs/performance.md). Elsewhere the C body is the exported symbol itself. Either way the
- * entry has a second, hidden name, nvtxcorr_local_<sym>, for the hook table (nvtxcorr.h). */
+/* Launch hooks. On x86-64 the exported symbol is an assembly entry stub and the C body below
+ * is a hidden function it jumps to. The stub forwards straight to the real function, with the
+ * caller's registers and stack untouched, when the library is pass-through or profiling
+ * between windows (PROFILE_IDLE), or the launch is nested inside another hooked call (a
+ * runtime launch reaching the driver: the depth is nonzero and the stack pointer below the
+ * outermost launch's, nvtxcorr.h). With an NVTX tool attached (ACTIVE), an outermost launch
+ * whose handle has a record at its first probe in the map, with a range to push and no
+ * capture open anywhere, is bracketed by the stub itself (the fast path below). Anything else
+ * (not yet initialised, slot not yet resolved, profile mode, a first launch, a probe that
+ * misses, a "-" rule, a capture open) goes to the C body, which does all of it. In C, GCC
+ * cannot forward an 11-argument call without saving every argument register and reloading
+ * the stack arguments, and it saves five callee-saved registers it then barely uses: that was
+ * most of the cost of a range (docs/performance.md, "The launch path at its floor"). Elsewhere
+ * the C body is the exported symbol itself. Either way the entry has a second, hidden name,
+ * nvtxcorr_local_<sym>, for the hook table (nvtxcorr.h). */
 #if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
 /* What the stub's instructions assume: `cmpl $0, %fs:(nvtxcorr_thread)` reads the depth, and
- * `movl nvtxcorr_mode` reads the whole mode. */
+ * `movl nvtxcorr_mode` reads the whole mode; a map is one pointer to its table, whose mask is
+ * first and whose 16-byte slots (key, value) start at 24; a record's label is first. */
 _Static_assert(offsetof(nvtxcorr_thread_t, depth) == 0, "the entry stub reads depth at offset 0");
 _Static_assert(offsetof(nvtxcorr_thread_t, outer_sp) == 8, "the entry stub reads outer_sp at 8");
 _Static_assert(sizeof(unsigned) == 4, "the entry stub compares depth as 4 bytes");
 _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode as 4 bytes");
+_Static_assert(sizeof(nvtxcorr_captures_open) == 4, "the entry stub reads captures_open as 4");
+_Static_assert(offsetof(nvtxcorr_map_t, table) == 0 && sizeof(nvtxcorr_map_t) == 8,
+               "the entry stub reads a map as its table pointer");
+_Static_assert(offsetof(nvtxcorr_map_table_t, mask) == 0, "the entry stub reads the mask at 0");
+_Static_assert(offsetof(nvtxcorr_map_table_t, slots) == 24, "the entry stub reads slots at 24");
+_Static_assert(sizeof(nvtxcorr_map_slot_t) == 16 && offsetof(nvtxcorr_map_slot_t, value) == 8,
+               "the entry stub reads a slot as key, value");
+_Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a record's attr");
+
+/* The System V x86-64 argument layout of each launch entry point of hooks.def, for its stub's
+ * fast path: the register holding the handle looked up, how many integer registers carry
+ * arguments (rdi, rsi, rdx, rcx, r8, r9 in that order), and how many 8-byte words are passed
+ * on the stack. A dim3 (12 bytes of integers) takes two registers. The stub saves the
+ * registers around the range push and copies the stack words for the real call, so a wrong
+ * count would hand the driver wrong arguments: e2e.launch-arguments-arrive-intact compares
+ * what the driver received through every entry point with and without nvtxcorr. */
+#define NVTXCORR_ABI_cuLaunchKernel rdi, 6, 5
+#define NVTXCORR_ABI_cuLaunchKernel_ptsz rdi, 6, 5
+#define NVTXCORR_ABI_cuLaunchKernelEx rsi, 4, 0
+#define NVTXCORR_ABI_cuLaunchKernelEx_ptsz rsi, 4, 0
+#define NVTXCORR_ABI_cuLaunchCooperativeKernel rdi, 6, 4
+#define NVTXCORR_ABI_cuLaunchCooperativeKernel_ptsz rdi, 6, 4
+#define NVTXCORR_ABI_cuGraphLaunch rdi, 2, 0
+#define NVTXCORR_ABI_cuGraphLaunch_ptsz rdi, 2, 0
+#define NVTXCORR_ABI___cudaLaunchKernel rdi, 6, 2
+#define NVTXCORR_ABI___cudaLaunchKernel_ptsz rdi, 6, 2
+#define NVTXCORR_ABI_cudaLaunchKernel rdi, 6, 2
+#define NVTXCORR_ABI_cudaLaunchKernel_ptsz rdi, 6, 2
+#define NVTXCORR_ABI_cudaLaunchKernelExC rsi, 3, 0
+#define NVTXCORR_ABI_cudaLaunchKernelExC_ptsz rsi, 3, 0
+#define NVTXCORR_ABI_cudaLaunchCooperativeKernel rdi, 6, 2
+#define NVTXCORR_ABI_cudaLaunchCooperativeKernel_ptsz rdi, 6, 2
+#define NVTXCORR_ABI_cudaGraphLaunch rdi, 2, 0
+#define NVTXCORR_ABI_cudaGraphLaunch_ptsz rdi, 2, 0
+
+#define NVTXCORR_STR_(x) #x
+#define NVTXCORR_STR(x) NVTXCORR_STR_(x)
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
-#define NVTXCORR_LAUNCH_STUB(sym)                                                                  \
-    static void __attribute__((used)) nvtxcorr_stub_##sym(void)                                    \
+#define NVTXCORR_LAUNCH_STUB(R, sym, params, map) NVTXCORR_LAUNCH_STUB_(R, sym, params, map, NVTXCORR_ABI_##sym)
+#define NVTXCORR_LAUNCH_STUB_(R, sym, params, map, abi) NVTXCORR_LAUNCH_STUB__(R, sym, params, map, abi)
+/* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
+ * nothing else, and the directives below describe the one frame the fast path makes, so a
+ * backtrace taken inside the real call (a debugger, nsys --cudabacktrace) still reaches the
+ * caller. Its operands are constants only. The fast path, in order: the real function is
+ * known and the mode ACTIVE; the depth is 0 (outermost); the handle is the key of its first
+ * probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture is
+ * open. Then: a frame, the argument registers saved (an even count, so the calls below see
+ * an aligned stack), the depth 1 and this frame as the outermost launch's (what
+ * nvtxcorr_launch_outermost stores), the range pushed (nvtxcorr_stub_push), the registers
+ * restored, a word for the result reserved (two when that keeps the stack aligned) and the
+ * stack words copied below it, the real call, its result kept in that word while
+ * nvtxcorr_stub_pop lowers the depth and pops the range, and the result returned unchanged. */
+#define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
+    NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
-        __asm__ volatile(".pushsection .text\n"                                                    \
-                         ".globl " #sym "\n"                                                       \
-                         ".type " #sym ", @function\n"                                             \
-                         ".globl nvtxcorr_local_" #sym "\n"                                        \
-                         ".hidden nvtxcorr_local_" #sym "\n"                                       \
-                         ".type nvtxcorr_local_" #sym ", @function\n"                              \
-                         "nvtxcorr_local_" #sym ":\n" #sym ":\n"                                   \
-                         "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                           \
-                         "    testq %%rax, %%rax\n"                                                \
-                         "    jz nvtxcorr_body_" #sym "\n"                                         \
-                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                 \
-                         "    cmpl $%c1, %%r11d\n"                                                 \
-                         "    je 1f\n"                                                             \
-                         "    cmpl $%c3, %%r11d\n"                                                 \
-                         "    je 1f\n"                                                             \
-                         "    cmpl $%c2, %%r11d\n"                                                 \
-                         "    jne nvtxcorr_body_" #sym "\n"                                        \
-                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
-                         "    cmpl $0, %%fs:(%%r11)\n"                                             \
-                         "    je nvtxcorr_body_" #sym "\n"                                         \
-                         "    cmpq %%fs:8(%%r11), %%rsp\n"                                         \
-                         "    ja nvtxcorr_body_" #sym "\n"                                         \
-                         "1:  jmp *%%rax\n"                                                        \
-                         ".size " #sym ", .-" #sym "\n"                                            \
-                         ".size nvtxcorr_local_" #sym ", .-" #sym "\n"                             \
-                         ".popsection\n"                                                           \
-                         :                                                                         \
-                         : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
-                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE),              \
-                           "i"(NVTXCORR_MODE_PROFILE_IDLE));                                       \
-    }
+        __asm__ volatile(                                                                          \
+            "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                                        \
+            "    testq %%rax, %%rax\n"                                                             \
+            "    jz nvtxcorr_body_" #sym "\n"                                                      \
+            "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                              \
+            "    cmpl $%c2, %%r11d\n"                                                              \
+            "    jne 5f\n"                                                                         \
+            "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                                    \
+            "    cmpl $0, %%fs:(%%r11)\n"                                                          \
+            "    jne 4f\n"                                                                         \
+            "    movq " #map "(%%rip), %%r10\n"                                                    \
+            "    testq %%r10, %%r10\n"                                                             \
+            "    jz nvtxcorr_body_" #sym "\n"                                                      \
+            "    movq %%" #keyreg ", %%r11\n"                                                      \
+            "    shrq $%c4, %%r11\n"                                                               \
+            "    movabsq $" NVTXCORR_STR(NVTXCORR_MAP_HASH_MULT) ", %%rax\n"                                                            \
+            "    imulq %%rax, %%r11\n"                                                             \
+            "    shrq $%c6, %%r11\n"                                                               \
+            "    andq (%%r10), %%r11\n"                                                            \
+            "    shlq $4, %%r11\n"                                                                 \
+            "    cmpq %%" #keyreg ", 24(%%r10,%%r11)\n"                                            \
+            "    jne nvtxcorr_body_" #sym "\n"                                                     \
+            "    movq 32(%%r10,%%r11), %%r11\n"                                                    \
+            "    testq %%r11, %%r11\n"                                                             \
+            "    jz nvtxcorr_body_" #sym "\n"                                                      \
+            "    testb $1, %%r11b\n"                                                               \
+            "    jnz nvtxcorr_body_" #sym "\n"                                                     \
+            "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                                         \
+            "    jne nvtxcorr_body_" #sym "\n"                                                     \
+            "    pushq %%rbp\n"                                                                    \
+            "    .cfi_adjust_cfa_offset 8\n"                                                       \
+            "    .cfi_offset %%rbp, -16\n"                                                         \
+            "    movq %%rsp, %%rbp\n"                                                              \
+            "    .cfi_def_cfa_register %%rbp\n"                                                    \
+            "    pushq %%rdi\n"                                                                    \
+            "    pushq %%rsi\n"                                                                    \
+            "    .if " #nreg " > 2\n"                                                              \
+            "    pushq %%rdx\n"                                                                    \
+            "    pushq %%rcx\n"                                                                    \
+            "    .endif\n"                                                                         \
+            "    .if " #nreg " > 4\n"                                                              \
+            "    pushq %%r8\n"                                                                     \
+            "    pushq %%r9\n"                                                                     \
+            "    .endif\n"                                                                         \
+            "    movq nvtxcorr_thread@gottpoff(%%rip), %%rax\n"                                    \
+            "    movl $1, %%fs:(%%rax)\n"                                                          \
+            "    movq %%rbp, %%fs:8(%%rax)\n"                                                      \
+            "    movq %%r11, %%rdi\n"                                                              \
+            "    call nvtxcorr_stub_push\n"                                                        \
+            "    .if " #nreg " > 4\n"                                                              \
+            "    popq %%r9\n"                                                                      \
+            "    popq %%r8\n"                                                                      \
+            "    .endif\n"                                                                         \
+            "    .if " #nreg " > 2\n"                                                              \
+            "    popq %%rcx\n"                                                                     \
+            "    popq %%rdx\n"                                                                     \
+            "    .endif\n"                                                                         \
+            "    popq %%rsi\n"                                                                     \
+            "    popq %%rdi\n"                                                                     \
+            "    .if " #nstack " & 1\n"                                                            \
+            "    subq $8, %%rsp\n"                                                                 \
+            "    .else\n"                                                                          \
+            "    subq $16, %%rsp\n"                                                                \
+            "    .endif\n"                                                                         \
+            "    .set .Lnvtxcorr_word, " #nstack "\n"                                              \
+            "    .rept " #nstack "\n"                                                              \
+            "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                                      \
+            "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                              \
+            "    .endr\n"                                                                          \
+            "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                              \
+            "    movl %%eax, -8(%%rbp)\n"                                                          \
+            "    call nvtxcorr_stub_pop\n"                                                         \
+            "    movl -8(%%rbp), %%eax\n"                                                          \
+            "    leave\n"                                                                          \
+            "    .cfi_def_cfa %%rsp, 8\n"                                                          \
+            "    .cfi_restore %%rbp\n"                                                             \
+            "    ret\n"                                                                            \
+            "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                                      \
+            "    ja nvtxcorr_body_" #sym "\n"                                                      \
+            "    jmp *%%rax\n"                                                                     \
+            "5:  cmpl $%c1, %%r11d\n"                                                              \
+            "    je 1f\n"                                                                          \
+            "    cmpl $%c3, %%r11d\n"                                                              \
+            "    jne nvtxcorr_body_" #sym "\n"                                                     \
+            "1:  jmp *%%rax\n"                                                                     \
+            :                                                                                      \
+            : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym), "i"(NVTXCORR_MODE_PASSTHROUGH),           \
+              "i"(NVTXCORR_MODE_ACTIVE), "i"(NVTXCORR_MODE_PROFILE_IDLE),                          \
+              "i"(NVTXCORR_MAP_HASH_DROP), "i"(0),                         \
+              "i"(NVTXCORR_MAP_HASH_SHIFT));                                                       \
+    }                                                                                              \
+    NVTXCORR_LOCAL_ALIAS(sym)
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT
-#define NVTXCORR_LAUNCH_STUB(sym) NVTXCORR_LOCAL_ALIAS(sym)
+#define NVTXCORR_LAUNCH_STUB(R, sym, params, map) NVTXCORR_LOCAL_ALIAS(sym)
 #endif
 
 /* `pkind` names the launch's kind for profile mode; `grid` is "(x, y, z)", used only by
  * profile mode's trace. */
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, map, key, stream, pkind,  \
-                             grid)                                                                 \
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, mapsym, key, stream,     \
+                             pkind, grid)                                                          \
     NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
     {                                                                                              \
         NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \
@@ -91,16 +208,17 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
                 nvtxcorr_thread.depth--;                                                           \
                 return real args;                                                                  \
             }                                                                                      \
-            NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, slow, map, key, stream, ptsz, grid,       \
+            NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, slow, &mapsym, key, stream, ptsz, grid,   \
                                     #sym);                                                         \
         }                                                                                          \
         const nvtxcorr_label_t *pushed =                                                           \
-            nvtxcorr_launch_begin(slow, map, (const void *)(key), (const void *)(stream), ptsz);   \
+            nvtxcorr_launch_begin(slow, &mapsym, (const void *)(key), (const void *)(stream),       \
+                                  ptsz);                                                   \
         R r = real args;                                                                           \
         nvtxcorr_launch_end(pushed);                                                               \
         return r;                                                                                  \
     }                                                                                              \
-    NVTXCORR_LAUNCH_STUB(sym)
+    NVTXCORR_LAUNCH_STUB(R, sym, params, mapsym)
 
 /* A call that is not a launch: `after` runs once per outermost call, with the result r,
  * while the depth is still held, so anything an NVTX tool or the driver calls back into
@@ -165,15 +283,15 @@ _Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode a
  * Handles are cast to the driver's types: the runtime's are the same objects. */
 #define NVTXCORR_HOOK_LAUNCH_FN(sym, ptsz, params, args, f, s, grid)                               \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_function_label_slow, &nvtxcorr_function_labels, f, s,            \
+                         nvtxcorr_function_label_slow, nvtxcorr_function_labels,  f, s,            \
                          NVTXCORR_PROFILE_FUNCTION, grid)
 #define NVTXCORR_HOOK_LAUNCH_HOST(sym, ptsz, params, args, func, s, grid)                          \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_host_label_slow, &nvtxcorr_host_labels, func, s,                 \
+                         nvtxcorr_host_label_slow, nvtxcorr_host_labels,  func, s,                 \
                          NVTXCORR_PROFILE_HOST, grid)
 #define NVTXCORR_HOOK_LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                  \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_graph_label_slow, &nvtxcorr_graph_labels, e, s,                  \
+                         nvtxcorr_graph_label_slow, nvtxcorr_graph_labels,  e, s,                  \
                          NVTXCORR_PROFILE_GRAPH, (0, 0, 0))
 #define NVTXCORR_HOOK_INSTANTIATE(sym, ptsz, params, args, pe, g)                                  \
     NVTXCORR_BODY_AFTER(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, params, args,           \

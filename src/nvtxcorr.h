@@ -317,6 +317,9 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
+/* The x86-64 entry stubs' range push and pop (hook_bodies.h, emit.c). */
+void nvtxcorr_stub_push(const nvtxcorr_label_t *l);
+void nvtxcorr_stub_pop(void);
 
 /* ---- fork (init.c): every lock of the library, profile mode's included, is taken by the one
  * pthread_atfork prepare handler, in one order, and released in the parent and re-initialised
@@ -357,10 +360,15 @@ typedef struct nvtxcorr_map {
     nvtxcorr_map_table_t *_Atomic table;
 } nvtxcorr_map_t;
 
+/* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. The x86-64 entry
+ * stubs compute the same hash in assembly from these constants (hook_bodies.h). */
+#define NVTXCORR_MAP_HASH_DROP 4
+#define NVTXCORR_MAP_HASH_MULT 0x9E3779B97F4A7C15 /* no suffix: the stubs spell it */
+#define NVTXCORR_MAP_HASH_SHIFT 20
 static inline size_t nvtxcorr_map_hash(uintptr_t key)
 {
-    /* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. */
-    return (size_t)(((uint64_t)key >> 4) * 0x9E3779B97F4A7C15ull >> 20);
+    return (size_t)(((uint64_t)key >> NVTXCORR_MAP_HASH_DROP) * NVTXCORR_MAP_HASH_MULT >>
+                    NVTXCORR_MAP_HASH_SHIFT);
 }
 
 static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)

@@ -61,6 +61,40 @@ def test_direct(env):
 
 
 @scenario
+def test_launch_arguments_arrive_intact(env):
+    """Every launch entry point, driver and runtime, three calls per handle with arguments
+    that differ by call and position: the fake driver must receive exactly what the program
+    passed, with nvtxcorr's ranges (whose x86-64 entry stubs save the argument registers and
+    copy the stack arguments themselves, hook_bodies.h), in profile mode and without it."""
+    import tempfile
+    configs = {
+        "bare": dict(preload=False, enabled=False, tool=False),
+        "no-op tool": dict(env={"NVTXREC_MODE": "noop"}),
+        "recording tool": dict(),
+        "no tool": dict(tool=False),
+        "profile mode": dict(env={"NVTXCORR_PROFILE": "{tmp}/p.json"}),
+    }
+    for what, kwargs in configs.items():
+        with tempfile.TemporaryDirectory() as tmp:
+            log = os.path.join(tmp, "args")
+            extra = {k: v.format(tmp=tmp) for k, v in (kwargs.pop("env", None) or {}).items()}
+            extra["FAKECUDA_ARGS"] = log
+            run = env.run_ok([env.prog("scn_args")], env=extra, what=f"scn_args, {what}",
+                             **kwargs)
+            sent = [line for line in run.out.splitlines() if line.startswith("args ")]
+            with open(log) as f:
+                got = f.read().splitlines()
+            check(len(sent) == 54, f"{what}: {len(sent)} launches, expected 54")
+            bad = [(i, a, b) for i, (a, b) in enumerate(zip(sent, got)) if a != b]
+            check(len(got) == len(sent) and not bad,
+                  f"{what}: the driver received other arguments than were passed "
+                  f"({len(got)} launches received, {len(sent)} made); first differences: "
+                  f"{bad[:3]}")
+            if what == "recording tool":
+                check(len(run.pushes()) == 54, f"{len(run.pushes())} ranges for 54 launches")
+
+
+@scenario
 def test_dlsym(env):
     driver_path(env, "dlsym")
 

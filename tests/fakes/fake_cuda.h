@@ -115,9 +115,13 @@ struct fk_config {
     CUresult fail_launch; /* FAKECUDA_FAIL_LAUNCH, 0 = launches work */
     CUresult init_error;  /* FAKECUDA_INIT_ERROR, what cuInit returns (0 = success) */
     int fresh_execs;      /* FAKECUDA_FRESH_EXECS: never hand out a CUgraphExec value twice */
+    int args_fd;          /* FAKECUDA_ARGS: the file each launch's arguments go to, or -1 */
 };
 extern struct fk_config fk_cfg;
 extern atomic_int fk_initialized; /* cuInit was called */
+/* With FAKECUDA_ARGS set: one line per launch, with the arguments as the fake received them
+ * (fake_cuda_launch.c), so a test can compare them with what the program passed. */
+void fk_log_args(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- functions and kernels ----------------------------------------------------------------- */
 

@@ -8,6 +8,9 @@
  *   FAKECUDA_FAIL_LAUNCH=<n>     every kernel and graph launch returns CUresult n.
  *   FAKECUDA_INIT_ERROR=<n>      cuInit returns CUresult n (e.g. 100, no device).
  *   FAKECUDA_COUNTS=<path>       at exit, append "<counter> <count>" for every nonzero counter.
+ *   FAKECUDA_ARGS=<path>         append one line per kernel or graph launch with its arguments as
+ *                                received: "args grid=X,Y,Z block=X,Y,Z shmem=N stream=P
+ *                                params=P extra=P" or "args exec=P stream=P" (pointers as %p).
  *   FAKECUDA_FRESH_EXECS=1       every instantiation returns a CUgraphExec value never seen
  *                                before (see fake_cuda_graph.c).
  *
@@ -17,11 +20,14 @@
 #define _GNU_SOURCE
 #include "fake_cuda.h"
 
+#include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-struct fk_config fk_cfg = {.driver_version = 13000};
+struct fk_config fk_cfg = {.driver_version = 13000, .args_fd = -1};
 atomic_int fk_initialized;
 
 __thread struct fk_thread *fk_tls __attribute__((tls_model("initial-exec")));
@@ -43,6 +49,8 @@ __attribute__((constructor)) static void fk_read_config(void)
     fk_cfg.fail_launch = (CUresult)env_int("FAKECUDA_FAIL_LAUNCH", 0);
     fk_cfg.init_error = (CUresult)env_int("FAKECUDA_INIT_ERROR", 0);
     fk_cfg.fresh_execs = env_int("FAKECUDA_FRESH_EXECS", 0);
+    const char *args = getenv("FAKECUDA_ARGS");
+    fk_cfg.args_fd = args && *args ? open(args, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     pthread_atfork(fk_fork_prepare, fk_fork_parent, fk_fork_child);
 }
 
@@ -181,4 +189,18 @@ __attribute__((destructor)) static void fk_write_counts(void)
         if (n != 0) fprintf(f, "%s %llu\n", fk_counter_name((enum fk_counter)c), n);
     }
     fclose(f);
+}
+
+void fk_log_args(const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if ((size_t)n > sizeof line - 2) n = (int)sizeof line - 2;
+    line[n++] = '\n';
+    ssize_t w = write(fk_cfg.args_fd, line, (size_t)n); /* one write per line: O_APPEND keeps it whole */
+    (void)w;
 }
