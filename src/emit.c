@@ -170,10 +170,11 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 }
 
 /* The range calls of the x86-64 entry stubs' fast path (hook_bodies.h), called from assembly
- * with the launch's arguments (push) or its result (pop) saved by the stub. The pop lowers the
- * depth first, so the tool's callback is its last call: a launch the tool's pop makes, or a
- * signal handler's launch after the depth is lowered, is outermost and gets its own range,
- * after this one's end. Nothing is held here, so nothing can be re-entered. */
+ * with the launch's arguments (push) or its result (pop) saved by the stub. The depth is
+ * lowered only after the tool's pop returns, as nvtxcorr_launch_end does: a signal handler
+ * that launches while the tool's callback runs (holding the tool's own lock, perhaps) must
+ * pass through, not push a range into the interrupted tool (e2e.launches-from-signal-handler
+ * deadlocked under TSan, which runs handlers at such points, when it was lowered first). */
 void nvtxcorr_stub_push(const nvtxcorr_label_t *l)
 {
     nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
@@ -181,8 +182,8 @@ void nvtxcorr_stub_push(const nvtxcorr_label_t *l)
 
 void nvtxcorr_stub_pop(void)
 {
-    nvtxcorr_thread.depth--;
     nvtxDomainRangePop(nvtxcorr_domain);
+    nvtxcorr_thread.depth--;
 }
 
 void nvtxcorr_emit_mark(const char *text, const char *category)

@@ -76,8 +76,10 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 #define NVTXCORR_STR(x) NVTXCORR_STR_(x)
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
-#define NVTXCORR_LAUNCH_STUB(R, sym, params, map) NVTXCORR_LAUNCH_STUB_(R, sym, params, map, NVTXCORR_ABI_##sym)
-#define NVTXCORR_LAUNCH_STUB_(R, sym, params, map, abi) NVTXCORR_LAUNCH_STUB__(R, sym, params, map, abi)
+#define NVTXCORR_LAUNCH_STUB(R, sym, params, map)                                                  \
+    NVTXCORR_LAUNCH_STUB_(R, sym, params, map, NVTXCORR_ABI_##sym)
+#define NVTXCORR_LAUNCH_STUB_(R, sym, params, map, abi)                                            \
+    NVTXCORR_LAUNCH_STUB__(R, sym, params, map, abi)
 /* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
  * nothing else, and the directives below describe the one frame the fast path makes, so a
  * backtrace taken inside the real call (a debugger, nsys --cudabacktrace) still reaches the
@@ -89,7 +91,8 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * nvtxcorr_launch_outermost stores), the range pushed (nvtxcorr_stub_push), the registers
  * restored, a word for the result reserved (two when that keeps the stack aligned) and the
  * stack words copied below it, the real call, its result kept in that word while
- * nvtxcorr_stub_pop lowers the depth and pops the range, and the result returned unchanged. */
+ * nvtxcorr_stub_pop pops the range and then lowers the depth, and the result returned
+ * unchanged. */
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
     NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
@@ -108,81 +111,81 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
             "    jz nvtxcorr_body_" #sym "\n"                                                      \
             "    movq %%" #keyreg ", %%r11\n"                                                      \
             "    shrq $%c4, %%r11\n"                                                               \
-            "    movabsq $" NVTXCORR_STR(NVTXCORR_MAP_HASH_MULT) ", %%rax\n"                                                            \
-            "    imulq %%rax, %%r11\n"                                                             \
-            "    shrq $%c6, %%r11\n"                                                               \
-            "    andq (%%r10), %%r11\n"                                                            \
-            "    shlq $4, %%r11\n"                                                                 \
-            "    cmpq %%" #keyreg ", 24(%%r10,%%r11)\n"                                            \
-            "    jne nvtxcorr_body_" #sym "\n"                                                     \
-            "    movq 32(%%r10,%%r11), %%r11\n"                                                    \
-            "    testq %%r11, %%r11\n"                                                             \
-            "    jz nvtxcorr_body_" #sym "\n"                                                      \
-            "    testb $1, %%r11b\n"                                                               \
-            "    jnz nvtxcorr_body_" #sym "\n"                                                     \
-            "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                                         \
-            "    jne nvtxcorr_body_" #sym "\n"                                                     \
-            "    pushq %%rbp\n"                                                                    \
-            "    .cfi_adjust_cfa_offset 8\n"                                                       \
-            "    .cfi_offset %%rbp, -16\n"                                                         \
-            "    movq %%rsp, %%rbp\n"                                                              \
-            "    .cfi_def_cfa_register %%rbp\n"                                                    \
-            "    pushq %%rdi\n"                                                                    \
-            "    pushq %%rsi\n"                                                                    \
-            "    .if " #nreg " > 2\n"                                                              \
-            "    pushq %%rdx\n"                                                                    \
-            "    pushq %%rcx\n"                                                                    \
-            "    .endif\n"                                                                         \
-            "    .if " #nreg " > 4\n"                                                              \
-            "    pushq %%r8\n"                                                                     \
-            "    pushq %%r9\n"                                                                     \
-            "    .endif\n"                                                                         \
-            "    movq nvtxcorr_thread@gottpoff(%%rip), %%rax\n"                                    \
-            "    movl $1, %%fs:(%%rax)\n"                                                          \
-            "    movq %%rbp, %%fs:8(%%rax)\n"                                                      \
-            "    movq %%r11, %%rdi\n"                                                              \
-            "    call nvtxcorr_stub_push\n"                                                        \
-            "    .if " #nreg " > 4\n"                                                              \
-            "    popq %%r9\n"                                                                      \
-            "    popq %%r8\n"                                                                      \
-            "    .endif\n"                                                                         \
-            "    .if " #nreg " > 2\n"                                                              \
-            "    popq %%rcx\n"                                                                     \
-            "    popq %%rdx\n"                                                                     \
-            "    .endif\n"                                                                         \
-            "    popq %%rsi\n"                                                                     \
-            "    popq %%rdi\n"                                                                     \
-            "    .if " #nstack " & 1\n"                                                            \
-            "    subq $8, %%rsp\n"                                                                 \
-            "    .else\n"                                                                          \
-            "    subq $16, %%rsp\n"                                                                \
-            "    .endif\n"                                                                         \
-            "    .set .Lnvtxcorr_word, " #nstack "\n"                                              \
-            "    .rept " #nstack "\n"                                                              \
-            "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                                      \
-            "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                              \
-            "    .endr\n"                                                                          \
-            "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                              \
-            "    movl %%eax, -8(%%rbp)\n"                                                          \
-            "    call nvtxcorr_stub_pop\n"                                                         \
-            "    movl -8(%%rbp), %%eax\n"                                                          \
-            "    leave\n"                                                                          \
-            "    .cfi_def_cfa %%rsp, 8\n"                                                          \
-            "    .cfi_restore %%rbp\n"                                                             \
-            "    ret\n"                                                                            \
-            "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                                      \
-            "    ja nvtxcorr_body_" #sym "\n"                                                      \
-            "    jmp *%%rax\n"                                                                     \
-            "5:  cmpl $%c1, %%r11d\n"                                                              \
-            "    je 1f\n"                                                                          \
-            "    cmpl $%c3, %%r11d\n"                                                              \
-            "    jne nvtxcorr_body_" #sym "\n"                                                     \
-            "1:  jmp *%%rax\n"                                                                     \
+            "    movabsq $" NVTXCORR_STR(                                                          \
+                NVTXCORR_MAP_HASH_MULT) ", %%rax\n"                                                \
+                                        "    imulq %%rax, %%r11\n"                                 \
+                                        "    shrq $%c6, %%r11\n"                                   \
+                                        "    andq (%%r10), %%r11\n"                                \
+                                        "    shlq $4, %%r11\n"                                     \
+                                        "    cmpq %%" #keyreg ", 24(%%r10,%%r11)\n"                \
+                                        "    jne nvtxcorr_body_" #sym "\n"                         \
+                                        "    movq 32(%%r10,%%r11), %%r11\n"                        \
+                                        "    testq %%r11, %%r11\n"                                 \
+                                        "    jz nvtxcorr_body_" #sym "\n"                          \
+                                        "    testb $1, %%r11b\n"                                   \
+                                        "    jnz nvtxcorr_body_" #sym "\n"                         \
+                                        "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"             \
+                                        "    jne nvtxcorr_body_" #sym "\n"                         \
+                                        "    pushq %%rbp\n"                                        \
+                                        "    .cfi_adjust_cfa_offset 8\n"                           \
+                                        "    .cfi_offset %%rbp, -16\n"                             \
+                                        "    movq %%rsp, %%rbp\n"                                  \
+                                        "    .cfi_def_cfa_register %%rbp\n"                        \
+                                        "    pushq %%rdi\n"                                        \
+                                        "    pushq %%rsi\n"                                        \
+                                        "    .if " #nreg " > 2\n"                                  \
+                                        "    pushq %%rdx\n"                                        \
+                                        "    pushq %%rcx\n"                                        \
+                                        "    .endif\n"                                             \
+                                        "    .if " #nreg " > 4\n"                                  \
+                                        "    pushq %%r8\n"                                         \
+                                        "    pushq %%r9\n"                                         \
+                                        "    .endif\n"                                             \
+                                        "    movq nvtxcorr_thread@gottpoff(%%rip), %%rax\n"        \
+                                        "    movl $1, %%fs:(%%rax)\n"                              \
+                                        "    movq %%rbp, %%fs:8(%%rax)\n"                          \
+                                        "    movq %%r11, %%rdi\n"                                  \
+                                        "    call nvtxcorr_stub_push\n"                            \
+                                        "    .if " #nreg " > 4\n"                                  \
+                                        "    popq %%r9\n"                                          \
+                                        "    popq %%r8\n"                                          \
+                                        "    .endif\n"                                             \
+                                        "    .if " #nreg " > 2\n"                                  \
+                                        "    popq %%rcx\n"                                         \
+                                        "    popq %%rdx\n"                                         \
+                                        "    .endif\n"                                             \
+                                        "    popq %%rsi\n"                                         \
+                                        "    popq %%rdi\n"                                         \
+                                        "    .if " #nstack " & 1\n"                                \
+                                        "    subq $8, %%rsp\n"                                     \
+                                        "    .else\n"                                              \
+                                        "    subq $16, %%rsp\n"                                    \
+                                        "    .endif\n"                                             \
+                                        "    .set .Lnvtxcorr_word, " #nstack "\n"                  \
+                                        "    .rept " #nstack "\n"                                  \
+                                        "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"          \
+                                        "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                  \
+                                        "    .endr\n"                                              \
+                                        "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                  \
+                                        "    movl %%eax, -8(%%rbp)\n"                              \
+                                        "    call nvtxcorr_stub_pop\n"                             \
+                                        "    movl -8(%%rbp), %%eax\n"                              \
+                                        "    leave\n"                                              \
+                                        "    .cfi_def_cfa %%rsp, 8\n"                              \
+                                        "    .cfi_restore %%rbp\n"                                 \
+                                        "    ret\n"                                                \
+                                        "4:  cmpq %%fs:8(%%r11), %%rsp\n"                          \
+                                        "    ja nvtxcorr_body_" #sym "\n"                          \
+                                        "    jmp *%%rax\n"                                         \
+                                        "5:  cmpl $%c1, %%r11d\n"                                  \
+                                        "    je 1f\n"                                              \
+                                        "    cmpl $%c3, %%r11d\n"                                  \
+                                        "    jne nvtxcorr_body_" #sym "\n"                         \
+                                        "1:  jmp *%%rax\n"                                         \
             :                                                                                      \
             : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym), "i"(NVTXCORR_MODE_PASSTHROUGH),           \
               "i"(NVTXCORR_MODE_ACTIVE), "i"(NVTXCORR_MODE_PROFILE_IDLE),                          \
-              "i"(NVTXCORR_MAP_HASH_DROP), "i"(0),                         \
-              "i"(NVTXCORR_MAP_HASH_SHIFT));                                                       \
+              "i"(NVTXCORR_MAP_HASH_DROP), "i"(0), "i"(NVTXCORR_MAP_HASH_SHIFT));                  \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
 #else
@@ -193,7 +196,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 
 /* `pkind` names the launch's kind for profile mode; `grid` is "(x, y, z)", used only by
  * profile mode's trace. */
-#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, mapsym, key, stream,     \
+#define NVTXCORR_BODY_LAUNCH(R, NOTFOUND, sym, ptsz, params, args, slow, mapsym, key, stream,      \
                              pkind, grid)                                                          \
     NVTXCORR_LAUNCH_BODY_ATTRS R NVTXCORR_LAUNCH_BODY_NAME(sym) params                             \
     {                                                                                              \
@@ -211,9 +214,8 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
             NVTXCORR_PROFILE_LAUNCH(R, real args, pkind, slow, &mapsym, key, stream, ptsz, grid,   \
                                     #sym);                                                         \
         }                                                                                          \
-        const nvtxcorr_label_t *pushed =                                                           \
-            nvtxcorr_launch_begin(slow, &mapsym, (const void *)(key), (const void *)(stream),       \
-                                  ptsz);                                                   \
+        const nvtxcorr_label_t *pushed = nvtxcorr_launch_begin(slow, &mapsym, (const void *)(key), \
+                                                               (const void *)(stream), ptsz);      \
         R r = real args;                                                                           \
         nvtxcorr_launch_end(pushed);                                                               \
         return r;                                                                                  \
@@ -283,15 +285,15 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * Handles are cast to the driver's types: the runtime's are the same objects. */
 #define NVTXCORR_HOOK_LAUNCH_FN(sym, ptsz, params, args, f, s, grid)                               \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_function_label_slow, nvtxcorr_function_labels,  f, s,            \
+                         nvtxcorr_function_label_slow, nvtxcorr_function_labels, f, s,             \
                          NVTXCORR_PROFILE_FUNCTION, grid)
 #define NVTXCORR_HOOK_LAUNCH_HOST(sym, ptsz, params, args, func, s, grid)                          \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_host_label_slow, nvtxcorr_host_labels,  func, s,                 \
+                         nvtxcorr_host_label_slow, nvtxcorr_host_labels, func, s,                  \
                          NVTXCORR_PROFILE_HOST, grid)
 #define NVTXCORR_HOOK_LAUNCH_GRAPH(sym, ptsz, params, args, e, s)                                  \
     NVTXCORR_BODY_LAUNCH(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, ptsz, params, args,    \
-                         nvtxcorr_graph_label_slow, nvtxcorr_graph_labels,  e, s,                  \
+                         nvtxcorr_graph_label_slow, nvtxcorr_graph_labels, e, s,                   \
                          NVTXCORR_PROFILE_GRAPH, (0, 0, 0))
 #define NVTXCORR_HOOK_INSTANTIATE(sym, ptsz, params, args, pe, g)                                  \
     NVTXCORR_BODY_AFTER(NVTXCORR_HOOK_RESULT, NVTXCORR_HOOK_NOTFOUND, sym, params, args,           \

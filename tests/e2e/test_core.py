@@ -65,7 +65,8 @@ def test_launch_arguments_arrive_intact(env):
     """Every launch entry point, driver and runtime, three calls per handle with arguments
     that differ by call and position: the fake driver must receive exactly what the program
     passed, with nvtxcorr's ranges (whose x86-64 entry stubs save the argument registers and
-    copy the stack arguments themselves, hook_bodies.h), in profile mode and without it."""
+    copy the stack arguments themselves, hook_bodies.h), in profile mode and without it; and a
+    backtrace taken inside the driver must reach the program's code."""
     import tempfile
     configs = {
         "bare": dict(preload=False, enabled=False, tool=False),
@@ -79,11 +80,18 @@ def test_launch_arguments_arrive_intact(env):
             log = os.path.join(tmp, "args")
             extra = {k: v.format(tmp=tmp) for k, v in (kwargs.pop("env", None) or {}).items()}
             extra["FAKECUDA_ARGS"] = log
+            extra["FAKECUDA_UNWIND"] = "1"
             run = env.run_ok([env.prog("scn_args")], env=extra, what=f"scn_args, {what}",
                              **kwargs)
             sent = [line for line in run.out.splitlines() if line.startswith("args ")]
             with open(log) as f:
                 got = f.read().splitlines()
+            # A backtrace taken inside the driver reaches the program: the stub's frame has
+            # its unwind information (a debugger, nsys --cudabacktrace).
+            cut = [i for i, line in enumerate(got) if not line.endswith(" unwind=yes")]
+            check(not cut, f"{what}: a backtrace from inside the driver does not reach the "
+                  f"program at launches {cut[:5]}: {got[cut[0]] if cut else ''}")
+            got = [line.rsplit(" unwind=", 1)[0] for line in got]
             check(len(sent) == 54, f"{what}: {len(sent)} launches, expected 54")
             bad = [(i, a, b) for i, (a, b) in enumerate(zip(sent, got)) if a != b]
             check(len(got) == len(sent) and not bad,

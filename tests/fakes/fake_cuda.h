@@ -116,6 +116,8 @@ struct fk_config {
     CUresult init_error;  /* FAKECUDA_INIT_ERROR, what cuInit returns (0 = success) */
     int fresh_execs;      /* FAKECUDA_FRESH_EXECS: never hand out a CUgraphExec value twice */
     int args_fd;          /* FAKECUDA_ARGS: the file each launch's arguments go to, or -1 */
+    int unwind;           /* FAKECUDA_UNWIND: each FAKECUDA_ARGS line says whether a backtrace
+                           * from inside the launch reaches the program's own code */
 };
 extern struct fk_config fk_cfg;
 extern atomic_int fk_initialized; /* cuInit was called */

@@ -11,6 +11,11 @@
  *   FAKECUDA_ARGS=<path>         append one line per kernel or graph launch with its arguments as
  *                                received: "args grid=X,Y,Z block=X,Y,Z shmem=N stream=P
  *                                params=P extra=P" or "args exec=P stream=P" (pointers as %p).
+ *   FAKECUDA_UNWIND=1            each FAKECUDA_ARGS line ends in " unwind=yes" when a backtrace
+ *                                taken inside the launch (glibc's backtrace, libgcc's unwinder
+ *                                reading .eh_frame) reaches the executable's code, else
+ *                                " unwind=no": an interposer's frame without unwind information
+ *                                cuts the chain there.
  *   FAKECUDA_FRESH_EXECS=1       every instantiation returns a CUgraphExec value never seen
  *                                before (see fake_cuda_graph.c).
  *
@@ -20,7 +25,9 @@
 #define _GNU_SOURCE
 #include "fake_cuda.h"
 
+#include <execinfo.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,8 +56,10 @@ __attribute__((constructor)) static void fk_read_config(void)
     fk_cfg.fail_launch = (CUresult)env_int("FAKECUDA_FAIL_LAUNCH", 0);
     fk_cfg.init_error = (CUresult)env_int("FAKECUDA_INIT_ERROR", 0);
     fk_cfg.fresh_execs = env_int("FAKECUDA_FRESH_EXECS", 0);
+    fk_cfg.unwind = env_int("FAKECUDA_UNWIND", 0);
     const char *args = getenv("FAKECUDA_ARGS");
-    fk_cfg.args_fd = args && *args ? open(args, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+    fk_cfg.args_fd =
+        args && *args ? open(args, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
     pthread_atfork(fk_fork_prepare, fk_fork_parent, fk_fork_child);
 }
 
@@ -191,16 +200,44 @@ __attribute__((destructor)) static void fk_write_counts(void)
     fclose(f);
 }
 
+/* Whether addr lies in the executable's own mapped segments (the first object
+ * dl_iterate_phdr reports). */
+static int in_program(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    uintptr_t addr = *(uintptr_t *)data;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= lo && addr < lo + ph->p_memsz) return 1;
+    }
+    return -1; /* stop after the first object: the executable */
+}
+
+static int unwinds_to_program(void)
+{
+    void *frames[64];
+    int n = backtrace(frames, 64);
+    for (int i = 1; i < n; i++) {
+        uintptr_t a = (uintptr_t)frames[i];
+        if (dl_iterate_phdr(in_program, &a) == 1) return 1;
+    }
+    return 0;
+}
+
 void fk_log_args(const char *fmt, ...)
 {
     char line[512];
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    int n = vsnprintf(line, sizeof line - 32, fmt, ap);
     va_end(ap);
     if (n < 0) return;
-    if ((size_t)n > sizeof line - 2) n = (int)sizeof line - 2;
+    if ((size_t)n > sizeof line - 33) n = (int)sizeof line - 33;
+    if (fk_cfg.unwind)
+        n += snprintf(line + n, 32, " unwind=%s", unwinds_to_program() ? "yes" : "no");
     line[n++] = '\n';
-    ssize_t w = write(fk_cfg.args_fd, line, (size_t)n); /* one write per line: O_APPEND keeps it whole */
+    /* One write per line: O_APPEND keeps it whole. */
+    ssize_t w = write(fk_cfg.args_fd, line, (size_t)n);
     (void)w;
 }

@@ -19,8 +19,8 @@ static inline CUresult fk_launch(enum fk_counter variant, CUfunction f, unsigned
                                  CUstream h, int ptsz, void **params, void **extra)
 {
     if (FK_UNLIKELY(fk_cfg.args_fd >= 0))
-        fk_log_args("args grid=%u,%u,%u block=%u,%u,%u shmem=%u stream=%p params=%p extra=%p", gx, gy,
-                    gz, bx, by, bz, shmem, (void *)h, (void *)params, (void *)extra);
+        fk_log_args("args grid=%u,%u,%u block=%u,%u,%u shmem=%u stream=%p params=%p extra=%p", gx,
+                    gy, gz, bx, by, bz, shmem, (void *)h, (void *)params, (void *)extra);
     if (FK_UNLIKELY(fk_cfg.fail_launch != CUDA_SUCCESS)) return fk_cfg.fail_launch;
     if (FK_UNLIKELY(!fk_func_valid(f))) return CUDA_ERROR_INVALID_HANDLE;
     if (FK_UNLIKELY(gx == 0 || gy == 0 || gz == 0 || bx == 0 || by == 0 || bz == 0))

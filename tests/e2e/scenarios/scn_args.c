@@ -71,7 +71,8 @@ int main(void)
         CUstream s = i == 1 ? NULL : stream;
 
         sent(i, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
-        CHECK("cuLaunchKernel", cuLaunchKernel(add1, gx, gy, gz, bx, by, bz, shmem, s, params, extra));
+        CHECK("cuLaunchKernel",
+              cuLaunchKernel(add1, gx, gy, gz, bx, by, bz, shmem, s, params, extra));
         sent(i, gz, gx, gy, bz, bx, by, shmem + 1, s, params, extra);
         CHECK("cuLaunchKernel_ptsz",
               cuLaunchKernel_ptsz(flash, gz, gx, gy, bz, bx, by, shmem + 1, s, params, extra));
@@ -120,9 +121,8 @@ int main(void)
         CHECK("cudaLaunchCooperativeKernel",
               (CUresult)cudaLaunchCooperativeKernel(stub_a, grid, block, coop, shmem + 9, rs));
         sent(i, gx, gy, gz, bx, by, bz, shmem + 10, s, coop, NULL);
-        CHECK("cudaLaunchCooperativeKernel_ptsz",
-              (CUresult)cudaLaunchCooperativeKernel_ptsz(stub_b, grid, block, coop, shmem + 10,
-                                                         rs));
+        CHECK("cudaLaunchCooperativeKernel_ptsz", (CUresult)cudaLaunchCooperativeKernel_ptsz(
+                                                      stub_b, grid, block, coop, shmem + 10, rs));
 
         cudaLaunchConfig_t rcfg;
         memset(&rcfg, 0, sizeof rcfg);
