@@ -170,8 +170,8 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 }
 
 /* The range calls of the x86-64 entry stubs' fast path (hook_bodies.h), called from assembly
- * with the launch's arguments (push) or its result (pop) saved by the stub. The depth is
- * lowered only after the tool's pop returns, as nvtxcorr_launch_end does: a signal handler
+ * with the launch's arguments (push) or its result (pop) saved by the stub. The stub lowers
+ * the depth only after the tool's pop returns, as nvtxcorr_launch_end does: a signal handler
  * that launches while the tool's callback runs (holding the tool's own lock, perhaps) must
  * pass through, not push a range into the interrupted tool (e2e.launches-from-signal-handler
  * deadlocked under TSan, which runs handlers at such points, when it was lowered first). */
@@ -183,7 +183,6 @@ void nvtxcorr_stub_push(const nvtxcorr_label_t *l)
 void nvtxcorr_stub_pop(void)
 {
     nvtxDomainRangePop(nvtxcorr_domain);
-    nvtxcorr_thread.depth--;
 }
 
 void nvtxcorr_emit_mark(const char *text, const char *category)

@@ -46,6 +46,11 @@ static void map_lock_give(void)
 
 enum { TABLE_MIN = 256 };
 
+const uint64_t nvtxcorr_map_hash_mult = NVTXCORR_MAP_HASH_MULT;
+/* Zero: mask 0 (one slot), nothing used, its one slot empty. A put finds (0 + 1) * 2 > 1 and
+ * replaces it before storing; a removal finds no key; clearing writes the NULL it holds. */
+nvtxcorr_map_empty_t nvtxcorr_map_empty;
+
 static nvtxcorr_map_table_t *table_new(size_t capacity)
 {
     nvtxcorr_map_table_t *t = calloc(1, sizeof *t + capacity * sizeof(nvtxcorr_map_slot_t));

@@ -72,8 +72,6 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 #define NVTXCORR_ABI_cudaGraphLaunch rdi, 2, 0
 #define NVTXCORR_ABI_cudaGraphLaunch_ptsz rdi, 2, 0
 
-#define NVTXCORR_STR_(x) #x
-#define NVTXCORR_STR(x) NVTXCORR_STR_(x)
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
 #define NVTXCORR_LAUNCH_STUB(R, sym, params, map)                                                  \
@@ -86,106 +84,103 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * caller. Its operands are constants only. The fast path, in order: the real function is
  * known and the mode ACTIVE; the depth is 0 (outermost); the handle is the key of its first
  * probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture is
- * open. Then: a frame, the argument registers saved (an even count, so the calls below see
- * an aligned stack), the depth 1 and this frame as the outermost launch's (what
- * nvtxcorr_launch_outermost stores), the range pushed (nvtxcorr_stub_push), the registers
- * restored, a word for the result reserved (two when that keeps the stack aligned) and the
- * stack words copied below it, the real call, its result kept in that word while
- * nvtxcorr_stub_pop pops the range and then lowers the depth, and the result returned
- * unchanged. */
+ * open (the value's two tests in one: rotated right by one, a tagged value turns negative and
+ * NULL stays 0; the record is the rotated value doubled). Then: a frame, the argument
+ * registers saved (an even count, so the calls below see an aligned stack), the depth 1 and
+ * this frame as the outermost launch's (what nvtxcorr_launch_outermost stores), the range
+ * pushed (nvtxcorr_stub_push), the registers reloaded from their save slots (which stay, so
+ * only an odd count of stack words needs a word of padding), the stack words copied below
+ * them, the real call, its result kept in the first save slot while nvtxcorr_stub_pop pops
+ * the range, then the depth lowered, and the result returned
+ * unchanged. The map's table is never NULL (NVTXCORR_MAP_EMPTY). Before the fast path, the
+ * mode is compared with PASSTHROUGH first, so the pass-through path is as short as it was. */
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
     NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
-        __asm__ volatile(                                                                          \
-            "    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                                        \
-            "    testq %%rax, %%rax\n"                                                             \
-            "    jz nvtxcorr_body_" #sym "\n"                                                      \
-            "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                              \
-            "    cmpl $%c2, %%r11d\n"                                                              \
-            "    jne 5f\n"                                                                         \
-            "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                                    \
-            "    cmpl $0, %%fs:(%%r11)\n"                                                          \
-            "    jne 4f\n"                                                                         \
-            "    movq " #map "(%%rip), %%r10\n"                                                    \
-            "    testq %%r10, %%r10\n"                                                             \
-            "    jz nvtxcorr_body_" #sym "\n"                                                      \
-            "    movq %%" #keyreg ", %%r11\n"                                                      \
-            "    shrq $%c4, %%r11\n"                                                               \
-            "    movabsq $" NVTXCORR_STR(                                                          \
-                NVTXCORR_MAP_HASH_MULT) ", %%rax\n"                                                \
-                                        "    imulq %%rax, %%r11\n"                                 \
-                                        "    shrq $%c6, %%r11\n"                                   \
-                                        "    andq (%%r10), %%r11\n"                                \
-                                        "    shlq $4, %%r11\n"                                     \
-                                        "    cmpq %%" #keyreg ", 24(%%r10,%%r11)\n"                \
-                                        "    jne nvtxcorr_body_" #sym "\n"                         \
-                                        "    movq 32(%%r10,%%r11), %%r11\n"                        \
-                                        "    testq %%r11, %%r11\n"                                 \
-                                        "    jz nvtxcorr_body_" #sym "\n"                          \
-                                        "    testb $1, %%r11b\n"                                   \
-                                        "    jnz nvtxcorr_body_" #sym "\n"                         \
-                                        "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"             \
-                                        "    jne nvtxcorr_body_" #sym "\n"                         \
-                                        "    pushq %%rbp\n"                                        \
-                                        "    .cfi_adjust_cfa_offset 8\n"                           \
-                                        "    .cfi_offset %%rbp, -16\n"                             \
-                                        "    movq %%rsp, %%rbp\n"                                  \
-                                        "    .cfi_def_cfa_register %%rbp\n"                        \
-                                        "    pushq %%rdi\n"                                        \
-                                        "    pushq %%rsi\n"                                        \
-                                        "    .if " #nreg " > 2\n"                                  \
-                                        "    pushq %%rdx\n"                                        \
-                                        "    pushq %%rcx\n"                                        \
-                                        "    .endif\n"                                             \
-                                        "    .if " #nreg " > 4\n"                                  \
-                                        "    pushq %%r8\n"                                         \
-                                        "    pushq %%r9\n"                                         \
-                                        "    .endif\n"                                             \
-                                        "    movq nvtxcorr_thread@gottpoff(%%rip), %%rax\n"        \
-                                        "    movl $1, %%fs:(%%rax)\n"                              \
-                                        "    movq %%rbp, %%fs:8(%%rax)\n"                          \
-                                        "    movq %%r11, %%rdi\n"                                  \
-                                        "    call nvtxcorr_stub_push\n"                            \
-                                        "    .if " #nreg " > 4\n"                                  \
-                                        "    popq %%r9\n"                                          \
-                                        "    popq %%r8\n"                                          \
-                                        "    .endif\n"                                             \
-                                        "    .if " #nreg " > 2\n"                                  \
-                                        "    popq %%rcx\n"                                         \
-                                        "    popq %%rdx\n"                                         \
-                                        "    .endif\n"                                             \
-                                        "    popq %%rsi\n"                                         \
-                                        "    popq %%rdi\n"                                         \
-                                        "    .if " #nstack " & 1\n"                                \
-                                        "    subq $8, %%rsp\n"                                     \
-                                        "    .else\n"                                              \
-                                        "    subq $16, %%rsp\n"                                    \
-                                        "    .endif\n"                                             \
-                                        "    .set .Lnvtxcorr_word, " #nstack "\n"                  \
-                                        "    .rept " #nstack "\n"                                  \
-                                        "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"          \
-                                        "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                  \
-                                        "    .endr\n"                                              \
-                                        "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                  \
-                                        "    movl %%eax, -8(%%rbp)\n"                              \
-                                        "    call nvtxcorr_stub_pop\n"                             \
-                                        "    movl -8(%%rbp), %%eax\n"                              \
-                                        "    leave\n"                                              \
-                                        "    .cfi_def_cfa %%rsp, 8\n"                              \
-                                        "    .cfi_restore %%rbp\n"                                 \
-                                        "    ret\n"                                                \
-                                        "4:  cmpq %%fs:8(%%r11), %%rsp\n"                          \
-                                        "    ja nvtxcorr_body_" #sym "\n"                          \
-                                        "    jmp *%%rax\n"                                         \
-                                        "5:  cmpl $%c1, %%r11d\n"                                  \
-                                        "    je 1f\n"                                              \
-                                        "    cmpl $%c3, %%r11d\n"                                  \
-                                        "    jne nvtxcorr_body_" #sym "\n"                         \
-                                        "1:  jmp *%%rax\n"                                         \
-            :                                                                                      \
-            : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym), "i"(NVTXCORR_MODE_PASSTHROUGH),           \
-              "i"(NVTXCORR_MODE_ACTIVE), "i"(NVTXCORR_MODE_PROFILE_IDLE),                          \
-              "i"(NVTXCORR_MAP_HASH_DROP), "i"(0), "i"(NVTXCORR_MAP_HASH_SHIFT));                  \
+        __asm__ volatile("    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                           \
+                         "    testq %%rax, %%rax\n"                                                \
+                         "    jz nvtxcorr_body_" #sym "\n"                                         \
+                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                 \
+                         "    cmpl $%c1, %%r11d\n"                                                 \
+                         "    je 1f\n"                                                             \
+                         "    cmpl $%c2, %%r11d\n"                                                 \
+                         "    jne 5f\n"                                                            \
+                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
+                         "    cmpl $0, %%fs:(%%r11)\n"                                             \
+                         "    jne 4f\n"                                                            \
+                         "    movq " #map "(%%rip), %%r10\n"                                       \
+                         "    movq %%" #keyreg ", %%rax\n"                                         \
+                         "    shrq $%c4, %%rax\n"                                                  \
+                         "    imulq nvtxcorr_map_hash_mult(%%rip), %%rax\n"                        \
+                         "    shrq $%c5, %%rax\n"                                                  \
+                         "    andq (%%r10), %%rax\n"                                               \
+                         "    shlq $4, %%rax\n"                                                    \
+                         "    cmpq %%" #keyreg ", 24(%%r10,%%rax)\n"                               \
+                         "    jne nvtxcorr_body_" #sym "\n"                                        \
+                         "    movq 32(%%r10,%%rax), %%r10\n"                                       \
+                         "    rorq $1, %%r10\n"                                                    \
+                         "    testq %%r10, %%r10\n"                                                \
+                         "    jle nvtxcorr_body_" #sym "\n"                                        \
+                         "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                            \
+                         "    jne nvtxcorr_body_" #sym "\n"                                        \
+                         "    pushq %%rbp\n"                                                       \
+                         "    .cfi_adjust_cfa_offset 8\n"                                          \
+                         "    .cfi_offset %%rbp, -16\n"                                            \
+                         "    movq %%rsp, %%rbp\n"                                                 \
+                         "    .cfi_def_cfa_register %%rbp\n"                                       \
+                         "    pushq %%rdi\n"                                                       \
+                         "    pushq %%rsi\n"                                                       \
+                         "    .if " #nreg " > 2\n"                                                 \
+                         "    pushq %%rdx\n"                                                       \
+                         "    pushq %%rcx\n"                                                       \
+                         "    .endif\n"                                                            \
+                         "    .if " #nreg " > 4\n"                                                 \
+                         "    pushq %%r8\n"                                                        \
+                         "    pushq %%r9\n"                                                        \
+                         "    .endif\n"                                                            \
+                         "    movl $1, %%fs:(%%r11)\n"                                             \
+                         "    movq %%rbp, %%fs:8(%%r11)\n"                                         \
+                         "    leaq (%%r10,%%r10), %%rdi\n"                                         \
+                         "    call nvtxcorr_stub_push\n"                                           \
+                         "    .if " #nreg " > 4\n"                                                 \
+                         "    movq -48(%%rbp), %%r9\n"                                             \
+                         "    movq -40(%%rbp), %%r8\n"                                             \
+                         "    .endif\n"                                                            \
+                         "    .if " #nreg " > 2\n"                                                 \
+                         "    movq -32(%%rbp), %%rcx\n"                                            \
+                         "    movq -24(%%rbp), %%rdx\n"                                            \
+                         "    .endif\n"                                                            \
+                         "    movq -16(%%rbp), %%rsi\n"                                            \
+                         "    movq -8(%%rbp), %%rdi\n"                                             \
+                         "    .if " #nstack " & 1\n"                                               \
+                         "    subq $8, %%rsp\n"                                                    \
+                         "    .endif\n"                                                            \
+                         "    .set .Lnvtxcorr_word, " #nstack "\n"                                 \
+                         "    .rept " #nstack "\n"                                                 \
+                         "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                         \
+                         "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                 \
+                         "    .endr\n"                                                             \
+                         "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                 \
+                         "    movl %%eax, -8(%%rbp)\n"                                             \
+                         "    call nvtxcorr_stub_pop\n"                                            \
+                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"                       \
+                         "    subl $1, %%fs:(%%rcx)\n"                                             \
+                         "    movl -8(%%rbp), %%eax\n"                                             \
+                         "    leave\n"                                                             \
+                         "    .cfi_def_cfa %%rsp, 8\n"                                             \
+                         "    .cfi_restore %%rbp\n"                                                \
+                         "    ret\n"                                                               \
+                         "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                         \
+                         "    ja nvtxcorr_body_" #sym "\n"                                         \
+                         "    jmp *%%rax\n"                                                        \
+                         "5:  cmpl $%c3, %%r11d\n"                                                 \
+                         "    jne nvtxcorr_body_" #sym "\n"                                        \
+                         "1:  jmp *%%rax\n"                                                        \
+                         :                                                                         \
+                         : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
+                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE),              \
+                           "i"(NVTXCORR_MODE_PROFILE_IDLE), "i"(NVTXCORR_MAP_HASH_DROP),           \
+                           "i"(NVTXCORR_MAP_HASH_SHIFT));                                          \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
 #else

@@ -317,7 +317,8 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
-/* The x86-64 entry stubs' range push and pop (hook_bodies.h, emit.c). */
+/* The x86-64 entry stubs' range push and pop (hook_bodies.h, emit.c); the stub lowers the
+ * depth after the pop. */
 void nvtxcorr_stub_push(const nvtxcorr_label_t *l);
 void nvtxcorr_stub_pop(void);
 
@@ -361,15 +362,28 @@ typedef struct nvtxcorr_map {
 } nvtxcorr_map_t;
 
 /* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. The x86-64 entry
- * stubs compute the same hash in assembly from these constants (hook_bodies.h). */
+ * stubs compute the same hash in assembly (hook_bodies.h), multiplying by
+ * nvtxcorr_map_hash_mult in memory. */
 #define NVTXCORR_MAP_HASH_DROP 4
-#define NVTXCORR_MAP_HASH_MULT 0x9E3779B97F4A7C15 /* no suffix: the stubs spell it */
+#define NVTXCORR_MAP_HASH_MULT 0x9E3779B97F4A7C15ull
 #define NVTXCORR_MAP_HASH_SHIFT 20
+extern const uint64_t nvtxcorr_map_hash_mult; /* NVTXCORR_MAP_HASH_MULT */
 static inline size_t nvtxcorr_map_hash(uintptr_t key)
 {
     return (size_t)(((uint64_t)key >> NVTXCORR_MAP_HASH_DROP) * NVTXCORR_MAP_HASH_MULT >>
                     NVTXCORR_MAP_HASH_SHIFT);
 }
+
+/* What a map can hold before its first entry instead of NULL: one table of a single empty
+ * slot, shared, which no writer ever stores into (with one slot, the first put already
+ * replaces it, handle_map.c). The launch maps start with it, so the entry stubs read their
+ * table without testing it. */
+typedef union nvtxcorr_map_empty {
+    nvtxcorr_map_table_t table;
+    unsigned char room[sizeof(nvtxcorr_map_table_t) + sizeof(nvtxcorr_map_slot_t)];
+} nvtxcorr_map_empty_t;
+extern nvtxcorr_map_empty_t nvtxcorr_map_empty;
+#define NVTXCORR_MAP_EMPTY {&nvtxcorr_map_empty.table}
 
 static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 {
