@@ -383,7 +383,10 @@ typedef union nvtxcorr_map_empty {
     unsigned char room[sizeof(nvtxcorr_map_table_t) + sizeof(nvtxcorr_map_slot_t)];
 } nvtxcorr_map_empty_t;
 extern nvtxcorr_map_empty_t nvtxcorr_map_empty;
-#define NVTXCORR_MAP_EMPTY {&nvtxcorr_map_empty.table}
+#define NVTXCORR_MAP_EMPTY                                                                         \
+    {                                                                                              \
+        &nvtxcorr_map_empty.table                                                                  \
+    }
 
 static inline void *nvtxcorr_map_get(nvtxcorr_map_t *map, const void *handle)
 {
