@@ -41,6 +41,7 @@
 #define _GNU_SOURCE
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
@@ -120,8 +121,38 @@ static pid_t start_child(const char *child_mode)
     return pid;
 }
 
+/* What a hung child's threads are doing, before it is killed: each thread's state, kernel
+ * wait channel and system call (number and arguments: a futex's address), so a rare hang in a
+ * loaded run says where it waits. */
+static void describe_hung(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL) return;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] == '.') continue;
+        char line[256] = "", wchan[64] = "", sys[256] = "";
+        const char *names[] = {"stat", "wchan", "syscall"};
+        char *bufs[] = {line, wchan, sys};
+        size_t sizes[] = {sizeof line, sizeof wchan, sizeof sys};
+        for (int k = 0; k < 3; k++) {
+            char f[128];
+            snprintf(f, sizeof f, "/proc/%d/task/%s/%s", (int)pid, e->d_name, names[k]);
+            FILE *fp = fopen(f, "r");
+            if (fp == NULL) continue;
+            if (fgets(bufs[k], (int)sizes[k], fp) == NULL) bufs[k][0] = '\0';
+            fclose(fp);
+            bufs[k][strcspn(bufs[k], "\n")] = '\0';
+        }
+        printf("hung child %d thread %s: stat %.80s | wchan %s | syscall %s\n", (int)pid, e->d_name,
+               line, wchan, sys);
+    }
+    closedir(d);
+}
+
 /* Waits for pid up to `limit` seconds after *t; returns its status, or -1 when it is still
- * running then (it is killed). */
+ * running then (it is described and killed). */
 static int wait_bounded(pid_t pid, const struct timespec *t, double limit)
 {
     int status;
@@ -133,6 +164,7 @@ static int wait_bounded(pid_t pid, const struct timespec *t, double limit)
         struct timespec ms = {0, 1000 * 1000};
         nanosleep(&ms, NULL);
     }
+    describe_hung(pid);
     kill(pid, SIGKILL);
     waitpid(pid, &status, 0);
     return -1;

@@ -8,7 +8,8 @@
  *                   and flash x k; before, between and after the windows: triton x5;
  *                   `api PATH MS`: then MS ms of sleep before the exit
  *   signal-threads  8 threads launch add1 until told to stop; a ninth sends SIGUSR2 to the
- *                   process 20 times, 40 ms apart; prints "launched N" (all threads together)
+ *                   process 20 times, 40 ms apart, then waits 300 ms; prints "launched N" (all
+ *                   threads together)
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
@@ -150,6 +151,10 @@ static void signal_threads(void)
         kill(getpid(), SIGUSR2);
         sleep_ms(40);
     }
+    /* The last signal closes the tenth window; nvtxcorr's helper thread writes it. Under TSan
+     * on a loaded machine, 40 ms was once not enough for that before exit (the window was then
+     * written at exit, reason "exit"). */
+    sleep_ms(300);
     atomic_store(&stop_launching, 1);
     for (int i = 0; i < 8; i++)
         pthread_join(t[i], NULL);
