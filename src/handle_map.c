@@ -6,9 +6,11 @@
  * walking past it still reaches the keys behind it. Tombstones do not accumulate:
  *  - a tombstone directly before an empty slot ends its cluster, so no key lies behind it
  *    and it becomes empty again (trim); that is the usual case for a destroyed exec;
- *  - an insert takes the first tombstone on its probe path. The key is stored first and the
- *    value after: a reader that sees the new key early reads NULL, a miss, which only sends
- *    it to the slow path. A fresh slot gets its value first, then its key.
+ *  - an insert takes the first tombstone on its probe path.
+ * Every insert stores the key first and the value after: a reader that sees the new key early
+ * reads NULL, a miss, which only sends it to the slow path. So a slot whose key is 0 (empty)
+ * never holds a value, even for an instant: a NULL handle, which the x86-64 entry stubs do
+ * not test for (hook_bodies.h), matches only empty slots and always reads NULL there.
  * A table that fills is replaced by one sized for its live entries, without tombstones; the
  * old one is kept (never freed) because a reader may still be walking it. Tables grow by
  * doubling, so what is kept stays below the live table, and a program that instantiates and
@@ -46,9 +48,11 @@ static void map_lock_give(void)
 
 enum { TABLE_MIN = 256 };
 
-const uint64_t nvtxcorr_map_hash_mult = NVTXCORR_MAP_HASH_MULT;
+/* Read only by the entry stubs' assembly: `used`, so that link-time optimisation keeps it. */
+__attribute__((used)) const uint64_t nvtxcorr_map_hash_mult = NVTXCORR_MAP_HASH_MULT;
 /* Zero: mask 0 (one slot), nothing used, its one slot empty. A put finds (0 + 1) * 2 > 1 and
- * replaces it before storing; a removal finds no key; clearing writes the NULL it holds. */
+ * replaces it before storing anything; a removal finds no key; clearing the values (an unload
+ * before any launch) stores the NULL its slot already holds. Writable, for that store. */
 nvtxcorr_map_empty_t nvtxcorr_map_empty;
 
 static nvtxcorr_map_table_t *table_new(size_t capacity)
@@ -146,8 +150,8 @@ void nvtxcorr_map_put(nvtxcorr_map_t *map, const void *handle, void *value)
     nvtxcorr_map_slot_t *s = slot_for(t, key);
     uintptr_t old = atomic_load_explicit(&s->key, memory_order_relaxed);
     if (old == 0) {
-        atomic_store_explicit(&s->value, value, memory_order_release);
         atomic_store_explicit(&s->key, key, memory_order_release);
+        atomic_store_explicit(&s->value, value, memory_order_release);
         t->used++;
     } else {
         if (old != key) atomic_store_explicit(&s->key, key, memory_order_release);

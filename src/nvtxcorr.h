@@ -375,9 +375,9 @@ static inline size_t nvtxcorr_map_hash(uintptr_t key)
 }
 
 /* What a map can hold before its first entry instead of NULL: one table of a single empty
- * slot, shared, which no writer ever stores into (with one slot, the first put already
- * replaces it, handle_map.c). The launch maps start with it, so the entry stubs read their
- * table without testing it. */
+ * slot, shared, which no writer ever stores an entry into (with one slot, the first put
+ * already replaces it; clearing the values stores the NULL it holds: handle_map.c). The launch
+ * maps start with it, so the entry stubs read their table without testing it. */
 typedef union nvtxcorr_map_empty {
     nvtxcorr_map_table_t table;
     unsigned char room[sizeof(nvtxcorr_map_table_t) + sizeof(nvtxcorr_map_slot_t)];

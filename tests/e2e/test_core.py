@@ -100,6 +100,16 @@ def test_launch_arguments_arrive_intact(env):
                   f"{bad[:3]}")
             if what == "recording tool":
                 check(len(run.pushes()) == 54, f"{len(run.pushes())} ranges for 54 launches")
+    # A launch's error comes back unchanged through the fast path as through the slow one:
+    # the fake fails every launch with 719 (the runtime turns it into its own code).
+    fail = {"FAKECUDA_FAIL_LAUNCH": "719"}
+    bare = env.run([env.prog("scn_args")], preload=False, enabled=False, tool=False, env=fail)
+    ours = env.run([env.prog("scn_args")], env=dict(fail, NVTXREC_MODE="noop"))
+    launches = [rc for rc in bare.rcs() if rc[0] not in ("__cudaGetKernel", "instantiate")]
+    check(len(launches) == 54 and all(rc[1] != "0" for rc in launches),
+          f"bare: the fake did not fail every launch: {bare.rcs()[:8]}")
+    check(ours.rc == bare.rc and ours.rcs() == bare.rcs(),
+          f"results differ from a run without the library: {ours.rcs()[:8]} vs {bare.rcs()[:8]}")
 
 
 @scenario
