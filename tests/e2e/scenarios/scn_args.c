@@ -36,10 +36,10 @@ static int arg0, arg1;
 static void *params_a[] = {&arg0, &arg1}, *params_b[] = {&arg1, &arg0};
 static void *extra_a[] = {NULL};
 
-static void sent(unsigned call, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                 unsigned bz, unsigned shmem, void *stream, void **params, void **extra)
+/* The "args" line of a kernel launch about to be made (the fake's format). */
+static void sent(unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                 unsigned shmem, void *stream, void **params, void **extra)
 {
-    (void)call;
     printf("args grid=%u,%u,%u block=%u,%u,%u shmem=%u stream=%p params=%p extra=%p\n", gx, gy, gz,
            bx, by, bz, shmem, stream, (void *)params, (void *)extra);
 }
@@ -70,10 +70,10 @@ int main(void)
         if (extra) params = NULL;
         CUstream s = i == 1 ? NULL : stream;
 
-        sent(i, gx, gy, gz, bx, by, bz, shmem, s, params, extra);
+        sent(gx, gy, gz, bx, by, bz, shmem, s, params, extra);
         CHECK("cuLaunchKernel",
               cuLaunchKernel(add1, gx, gy, gz, bx, by, bz, shmem, s, params, extra));
-        sent(i, gz, gx, gy, bz, bx, by, shmem + 1, s, params, extra);
+        sent(gz, gx, gy, bz, bx, by, shmem + 1, s, params, extra);
         CHECK("cuLaunchKernel_ptsz",
               cuLaunchKernel_ptsz(flash, gz, gx, gy, bz, bx, by, shmem + 1, s, params, extra));
 
@@ -82,16 +82,16 @@ int main(void)
         cfg.gridDimX = gy, cfg.gridDimY = gz, cfg.gridDimZ = gx;
         cfg.blockDimX = by, cfg.blockDimY = bz, cfg.blockDimZ = bx;
         cfg.sharedMemBytes = shmem + 2, cfg.hStream = s;
-        sent(i, gy, gz, gx, by, bz, bx, shmem + 2, s, params, extra);
+        sent(gy, gz, gx, by, bz, bx, shmem + 2, s, params, extra);
         CHECK("cuLaunchKernelEx", cuLaunchKernelEx(&cfg, triton, params, extra));
-        sent(i, gy, gz, gx, by, bz, bx, shmem + 2, s, params, extra);
+        sent(gy, gz, gx, by, bz, bx, shmem + 2, s, params, extra);
         CHECK("cuLaunchKernelEx_ptsz", cuLaunchKernelEx_ptsz(&cfg, add1, params, extra));
 
         void **coop = params ? params : params_b;
-        sent(i, gx, gz, gy, bx, bz, by, shmem + 3, s, coop, NULL);
+        sent(gx, gz, gy, bx, bz, by, shmem + 3, s, coop, NULL);
         CHECK("cuLaunchCooperativeKernel",
               cuLaunchCooperativeKernel(flash, gx, gz, gy, bx, bz, by, shmem + 3, s, coop));
-        sent(i, gz, gy, gx, bz, by, bx, shmem + 4, s, coop, NULL);
+        sent(gz, gy, gx, bz, by, bx, shmem + 4, s, coop, NULL);
         CHECK("cuLaunchCooperativeKernel_ptsz",
               cuLaunchCooperativeKernel_ptsz(triton, gz, gy, gx, bz, by, bx, shmem + 4, s, coop));
 
@@ -105,32 +105,39 @@ int main(void)
         dim3 grid = {gx, gy, gz}, block = {bx, by, bz};
         cudaStream_t rs = (cudaStream_t)stream;
         s = stream;
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 5, s, coop, NULL);
-        CHECK("cudaLaunchKernel",
-              (CUresult)cudaLaunchKernel(stub_a, grid, block, coop, shmem + 5, rs));
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 6, s, coop, NULL);
-        CHECK("cudaLaunchKernel_ptsz",
-              (CUresult)cudaLaunchKernel_ptsz(stub_b, grid, block, coop, shmem + 6, rs));
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 7, s, coop, NULL);
-        CHECK("__cudaLaunchKernel",
-              (CUresult)__cudaLaunchKernel(kern_a, grid, block, coop, shmem + 7, rs));
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 8, s, coop, NULL);
+        /* The host-stub entry points, then <<<>>>'s (a kernel handle): the same grid and
+         * block, the shared memory apart. */
+        typedef cudaError_t (*host_launch_fn)(const void *, dim3, dim3, void **, size_t,
+                                              cudaStream_t);
+        const struct {
+            const char *name;
+            host_launch_fn fn;
+            const void *func;
+        } host[] = {
+            {"cudaLaunchKernel", cudaLaunchKernel, stub_a},
+            {"cudaLaunchKernel_ptsz", cudaLaunchKernel_ptsz, stub_b},
+            {"cudaLaunchCooperativeKernel", cudaLaunchCooperativeKernel, stub_a},
+            {"cudaLaunchCooperativeKernel_ptsz", cudaLaunchCooperativeKernel_ptsz, stub_b},
+        };
+        unsigned m = shmem + 5;
+        for (size_t k = 0; k < sizeof host / sizeof host[0]; k++, m++) {
+            sent(gx, gy, gz, bx, by, bz, m, s, coop, NULL);
+            CHECK(host[k].name, (CUresult)host[k].fn(host[k].func, grid, block, coop, m, rs));
+        }
+        sent(gx, gy, gz, bx, by, bz, m, s, coop, NULL);
+        CHECK("__cudaLaunchKernel", (CUresult)__cudaLaunchKernel(kern_a, grid, block, coop, m, rs));
+        m++;
+        sent(gx, gy, gz, bx, by, bz, m, s, coop, NULL);
         CHECK("__cudaLaunchKernel_ptsz",
-              (CUresult)__cudaLaunchKernel_ptsz(kern_a, grid, block, coop, shmem + 8, rs));
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 9, s, coop, NULL);
-        CHECK("cudaLaunchCooperativeKernel",
-              (CUresult)cudaLaunchCooperativeKernel(stub_a, grid, block, coop, shmem + 9, rs));
-        sent(i, gx, gy, gz, bx, by, bz, shmem + 10, s, coop, NULL);
-        CHECK("cudaLaunchCooperativeKernel_ptsz", (CUresult)cudaLaunchCooperativeKernel_ptsz(
-                                                      stub_b, grid, block, coop, shmem + 10, rs));
+              (CUresult)__cudaLaunchKernel_ptsz(kern_a, grid, block, coop, m, rs));
 
         cudaLaunchConfig_t rcfg;
         memset(&rcfg, 0, sizeof rcfg);
         rcfg.gridDim = (dim3){gz, gx, gy}, rcfg.blockDim = (dim3){bz, bx, by};
         rcfg.dynamicSmemBytes = shmem + 11, rcfg.stream = rs;
-        sent(i, gz, gx, gy, bz, bx, by, shmem + 11, s, coop, NULL);
+        sent(gz, gx, gy, bz, bx, by, shmem + 11, s, coop, NULL);
         CHECK("cudaLaunchKernelExC", (CUresult)cudaLaunchKernelExC(&rcfg, stub_a, coop));
-        sent(i, gz, gx, gy, bz, bx, by, shmem + 11, s, coop, NULL);
+        sent(gz, gx, gy, bz, bx, by, shmem + 11, s, coop, NULL);
         CHECK("cudaLaunchKernelExC_ptsz", (CUresult)cudaLaunchKernelExC_ptsz(&rcfg, stub_b, coop));
 
         printf("args exec=%p stream=%p\n", (void *)exec, (void *)s);
