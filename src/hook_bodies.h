@@ -78,22 +78,104 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     NVTXCORR_LAUNCH_STUB_(R, sym, params, map, NVTXCORR_ABI_##sym)
 #define NVTXCORR_LAUNCH_STUB_(R, sym, params, map, abi)                                            \
     NVTXCORR_LAUNCH_STUB__(R, sym, params, map, abi)
+/* The fast path's instructions, as one string, for the mode the stub has just compared: the
+ * depth is 0 (outermost; otherwise label 4, the nested test); the handle is the key of its
+ * first probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture
+ * is open (the value's two tests in one: rotated right by one, a tagged value turns negative
+ * and NULL stays 0; the record is the rotated value doubled); and `check`, the mode's own test
+ * of the record. Then: a frame, the argument registers saved (an even count, so the calls
+ * below see an aligned stack), the depth 1 and this frame as the outermost launch's (what
+ * nvtxcorr_launch_outermost stores), `begin` called with the record, the registers reloaded
+ * from their save slots (which stay, so only an odd count of stack words needs a word of
+ * padding), the stack words copied below them, the real call, its result kept in the first
+ * save slot, `pass` (what `end` is given of it) and `end` called, then the depth lowered (after
+ * `end`: see emit.c) and the result returned unchanged. The map's table is never NULL
+ * (NVTXCORR_MAP_EMPTY). */
+#define NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, check, begin, pass, end)                \
+    "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                                            \
+    "    cmpl $0, %%fs:(%%r11)\n"                                                                  \
+    "    jne 4f\n"                                                                                 \
+    "    movq " #map "(%%rip), %%r10\n"                                                            \
+    "    movq %%" #keyreg ", %%rax\n"                                                              \
+    "    shrq $%c4, %%rax\n"                                                                       \
+    "    imulq nvtxcorr_map_hash_mult(%%rip), %%rax\n"                                             \
+    "    shrq $%c5, %%rax\n"                                                                       \
+    "    andq (%%r10), %%rax\n"                                                                    \
+    "    shlq $4, %%rax\n"                                                                         \
+    "    cmpq %%" #keyreg ", 24(%%r10,%%rax)\n"                                                    \
+    "    jne nvtxcorr_body_" #sym "\n"                                                             \
+    "    movq 32(%%r10,%%rax), %%r10\n"                                                            \
+    "    rorq $1, %%r10\n"                                                                         \
+    "    testq %%r10, %%r10\n"                                                                     \
+    "    jle nvtxcorr_body_" #sym "\n"                                                             \
+    "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                                                 \
+    "    jne nvtxcorr_body_" #sym "\n" check "    pushq %%rbp\n"                                   \
+    "    .cfi_adjust_cfa_offset 8\n"                                                               \
+    "    .cfi_offset %%rbp, -16\n"                                                                 \
+    "    movq %%rsp, %%rbp\n"                                                                      \
+    "    .cfi_def_cfa_register %%rbp\n"                                                            \
+    "    pushq %%rdi\n"                                                                            \
+    "    pushq %%rsi\n"                                                                            \
+    "    .if " #nreg " > 2\n"                                                                      \
+    "    pushq %%rdx\n"                                                                            \
+    "    pushq %%rcx\n"                                                                            \
+    "    .endif\n"                                                                                 \
+    "    .if " #nreg " > 4\n"                                                                      \
+    "    pushq %%r8\n"                                                                             \
+    "    pushq %%r9\n"                                                                             \
+    "    .endif\n"                                                                                 \
+    "    movl $1, %%fs:(%%r11)\n"                                                                  \
+    "    movq %%rbp, %%fs:8(%%r11)\n"                                                              \
+    "    leaq (%%r10,%%r10), %%rdi\n"                                                              \
+    "    call " begin "\n"                                                                         \
+    "    .if " #nreg " > 4\n"                                                                      \
+    "    movq -48(%%rbp), %%r9\n"                                                                  \
+    "    movq -40(%%rbp), %%r8\n"                                                                  \
+    "    .endif\n"                                                                                 \
+    "    .if " #nreg " > 2\n"                                                                      \
+    "    movq -32(%%rbp), %%rcx\n"                                                                 \
+    "    movq -24(%%rbp), %%rdx\n"                                                                 \
+    "    .endif\n"                                                                                 \
+    "    movq -16(%%rbp), %%rsi\n"                                                                 \
+    "    movq -8(%%rbp), %%rdi\n"                                                                  \
+    "    .if " #nstack " & 1\n"                                                                    \
+    "    subq $8, %%rsp\n"                                                                         \
+    "    .endif\n"                                                                                 \
+    "    .set .Lnvtxcorr_word, " #nstack "\n"                                                      \
+    "    .rept " #nstack "\n"                                                                      \
+    "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                                              \
+    "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                                      \
+    "    .endr\n"                                                                                  \
+    "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                                      \
+    "    movl %%eax, -8(%%rbp)\n" pass "    call " end "\n"                                        \
+    "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"                                            \
+    "    subl $1, %%fs:(%%rcx)\n"                                                                  \
+    "    movl -8(%%rbp), %%eax\n"                                                                  \
+    "    leave\n"                                                                                  \
+    "    .cfi_def_cfa %%rsp, 8\n"                                                                  \
+    "    .cfi_restore %%rbp\n"                                                                     \
+    "    ret\n"
+
 /* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
  * nothing else, and the directives below describe the one frame the fast path makes, so a
  * backtrace taken inside the real call (a debugger, nsys --cudabacktrace) still reaches the
- * caller. Its operands are constants only. The fast path, in order: the real function is
- * known and the mode ACTIVE; the depth is 0 (outermost); the handle is the key of its first
- * probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture is
- * open (the value's two tests in one: rotated right by one, a tagged value turns negative and
- * NULL stays 0; the record is the rotated value doubled). Then: a frame, the argument
- * registers saved (an even count, so the calls below see an aligned stack), the depth 1 and
- * this frame as the outermost launch's (what nvtxcorr_launch_outermost stores), the range
- * pushed (nvtxcorr_stub_push), the registers reloaded from their save slots (which stay, so
- * only an odd count of stack words needs a word of padding), the stack words copied below
- * them, the real call, its result kept in the first save slot while nvtxcorr_stub_pop pops
- * the range, then the depth lowered, and the result returned
- * unchanged. The map's table is never NULL (NVTXCORR_MAP_EMPTY). Before the fast path, the
- * mode is compared with PASSTHROUGH first, so the pass-through path is as short as it was. */
+ * caller. Its operands are constants only. Before any fast path, the mode is compared with
+ * PASSTHROUGH first, so the pass-through path is as short as it was; PROFILE_IDLE forwards too.
+ * The fast path is one template (NVTXCORR_STUB_FAST) taken in two modes: ACTIVE, bracketing the
+ * call with the range (nvtxcorr_stub_push, _pop, emit.c), and PROFILE while no trace is being
+ * written, bracketing it with profile mode's begin and end (nvtxcorr_stub_prof_begin, _end,
+ * profile.c), for a record whose profile site is made already (its first launch in profile
+ * mode goes to the C body, which makes it). */
+/* clang-format off */
+#define NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                                       \
+    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "", "nvtxcorr_stub_push", "",               \
+                       "nvtxcorr_stub_pop")
+#define NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                                      \
+    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
+                       "    cmpq $0, %c7(%%r10,%%r10)\n"                                           \
+                       "    je nvtxcorr_body_" #sym "\n",                                          \
+                       "nvtxcorr_stub_prof_begin", "    movl %%eax, %%edi\n",                      \
+                       "nvtxcorr_stub_prof_end")
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
     NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
@@ -105,84 +187,26 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
                          "    je 1f\n"                                                             \
                          "    cmpl $%c2, %%r11d\n"                                                 \
                          "    jne 5f\n"                                                            \
-                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                       \
-                         "    cmpl $0, %%fs:(%%r11)\n"                                             \
-                         "    jne 4f\n"                                                            \
-                         "    movq " #map "(%%rip), %%r10\n"                                       \
-                         "    movq %%" #keyreg ", %%rax\n"                                         \
-                         "    shrq $%c4, %%rax\n"                                                  \
-                         "    imulq nvtxcorr_map_hash_mult(%%rip), %%rax\n"                        \
-                         "    shrq $%c5, %%rax\n"                                                  \
-                         "    andq (%%r10), %%rax\n"                                               \
-                         "    shlq $4, %%rax\n"                                                    \
-                         "    cmpq %%" #keyreg ", 24(%%r10,%%rax)\n"                               \
+                         NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                      \
+                         "5:  cmpl $%c3, %%r11d\n"                                                 \
+                         "    je 1f\n"                                                             \
+                         "    cmpl $%c6, %%r11d\n"                                                 \
                          "    jne nvtxcorr_body_" #sym "\n"                                        \
-                         "    movq 32(%%r10,%%rax), %%r10\n"                                       \
-                         "    rorq $1, %%r10\n"                                                    \
-                         "    testq %%r10, %%r10\n"                                                \
-                         "    jle nvtxcorr_body_" #sym "\n"                                        \
-                         "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                            \
+                         "    cmpl $0, nvtxcorr_prof_tracing(%%rip)\n"                             \
                          "    jne nvtxcorr_body_" #sym "\n"                                        \
-                         "    pushq %%rbp\n"                                                       \
-                         "    .cfi_adjust_cfa_offset 8\n"                                          \
-                         "    .cfi_offset %%rbp, -16\n"                                            \
-                         "    movq %%rsp, %%rbp\n"                                                 \
-                         "    .cfi_def_cfa_register %%rbp\n"                                       \
-                         "    pushq %%rdi\n"                                                       \
-                         "    pushq %%rsi\n"                                                       \
-                         "    .if " #nreg " > 2\n"                                                 \
-                         "    pushq %%rdx\n"                                                       \
-                         "    pushq %%rcx\n"                                                       \
-                         "    .endif\n"                                                            \
-                         "    .if " #nreg " > 4\n"                                                 \
-                         "    pushq %%r8\n"                                                        \
-                         "    pushq %%r9\n"                                                        \
-                         "    .endif\n"                                                            \
-                         "    movl $1, %%fs:(%%r11)\n"                                             \
-                         "    movq %%rbp, %%fs:8(%%r11)\n"                                         \
-                         "    leaq (%%r10,%%r10), %%rdi\n"                                         \
-                         "    call nvtxcorr_stub_push\n"                                           \
-                         "    .if " #nreg " > 4\n"                                                 \
-                         "    movq -48(%%rbp), %%r9\n"                                             \
-                         "    movq -40(%%rbp), %%r8\n"                                             \
-                         "    .endif\n"                                                            \
-                         "    .if " #nreg " > 2\n"                                                 \
-                         "    movq -32(%%rbp), %%rcx\n"                                            \
-                         "    movq -24(%%rbp), %%rdx\n"                                            \
-                         "    .endif\n"                                                            \
-                         "    movq -16(%%rbp), %%rsi\n"                                            \
-                         "    movq -8(%%rbp), %%rdi\n"                                             \
-                         "    .if " #nstack " & 1\n"                                               \
-                         "    subq $8, %%rsp\n"                                                    \
-                         "    .endif\n"                                                            \
-                         "    .set .Lnvtxcorr_word, " #nstack "\n"                                 \
-                         "    .rept " #nstack "\n"                                                 \
-                         "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                         \
-                         "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                 \
-                         "    .endr\n"                                                             \
-                         "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                 \
-                         "    movl %%eax, -8(%%rbp)\n"                                             \
-                         "    call nvtxcorr_stub_pop\n"                                            \
-                         "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"                       \
-                         "    subl $1, %%fs:(%%rcx)\n"                                             \
-                         "    movl -8(%%rbp), %%eax\n"                                             \
-                         "    leave\n"                                                             \
-                         "    .cfi_def_cfa %%rsp, 8\n"                                             \
-                         "    .cfi_restore %%rbp\n"                                                \
-                         "    ret\n"                                                               \
+                         NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                     \
                          "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                         \
                          "    ja nvtxcorr_body_" #sym "\n"                                         \
-                         "    jmp *%%rax\n"                                                        \
-                         "5:  cmpl $%c3, %%r11d\n"                                                 \
-                         "    jne nvtxcorr_body_" #sym "\n"                                        \
                          "1:  jmp *%%rax\n"                                                        \
                          :                                                                         \
                          : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
                            "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE),              \
                            "i"(NVTXCORR_MODE_PROFILE_IDLE), "i"(NVTXCORR_MAP_HASH_DROP),           \
-                           "i"(NVTXCORR_MAP_HASH_SHIFT));                                          \
+                           "i"(NVTXCORR_MAP_HASH_SHIFT), "i"(NVTXCORR_MODE_PROFILE),               \
+                           "i"(offsetof(nvtxcorr_record_t, site)));                                \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
+/* clang-format on */
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT

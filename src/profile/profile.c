@@ -55,6 +55,54 @@ static nvtxcorr_profile_site_t *site_slow(nvtxcorr_profile_kind_t kind, nvtxcorr
 }
 
 /* ---- the launch path ---- */
+/* What both launch paths do once the site is known: the range pushed when a tool is attached
+ * (`l`: the label, or NULL for none), CUPTI's external correlation id pushed, and the clock
+ * started. */
+static inline __attribute__((always_inline)) void launch_start(nvtxcorr_profile_launch_t *pl,
+                                                               nvtxcorr_profile_site_t *s,
+                                                               const nvtxcorr_label_t *l,
+                                                               int capturing)
+{
+    pl->site = s;
+    pl->capturing = capturing;
+    pl->ctx = nvtxcorr_context_now(); /* one thread-local load: the program's open ranges */
+    pl->pushed = 0;
+    if (l && nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
+        nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
+        pl->pushed = 1;
+    }
+    pl->ext = 0;
+    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
+    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
+        nvtxcorr_prof_gpu_first_launch();
+        gpu = nvtxcorr_prof_gpu_on;
+    }
+    if (gpu == PROF_GPU_COLLECTING && s != NULL && !capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    /* The launch call alone: everything above (CUPTI's start at the first launch, the
+     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
+     * inside the call (CUPTI's callbacks) is taken out at the end. */
+    nvtxcorr_prof_own_ticks = 0;
+    pl->start = prof_now();
+}
+
+/* The clock stopped, nvtxcorr's own time inside the call taken out, the correlation id and
+ * the range popped, and the launch counted. */
+static inline __attribute__((always_inline)) void launch_finish(nvtxcorr_profile_launch_t *pl,
+                                                                int failed)
+{
+    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
+    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
+    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
+        uint64_t o = own < ticks ? own : ticks;
+        ticks -= o;
+        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
+    }
+    pl->ns = prof_ticks_ns(ticks); /* kept before the calls: fewer registers live across them */
+    if (pl->ext) nvtxcorr_prof_gpu_pop();
+    if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
+    if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, failed);
+}
+
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
                             nvtxcorr_label_slow_fn slow, nvtxcorr_map_t *map, const void *key,
                             const void *stream, int ptsz)
@@ -70,51 +118,37 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
         s = atomic_load_explicit(&r->site, memory_order_acquire);
         if (NVTXCORR_UNLIKELY(s == NULL)) s = site_slow(kind, r, skip);
     }
-    pl->site = s;
     pl->stream = stream;
-    pl->ctx = nvtxcorr_context_now(); /* one thread-local load: the program's open ranges */
-    pl->pushed = 0;
-    pl->capturing = 0;
+    int capturing = 0;
     if (NVTXCORR_UNLIKELY(atomic_load_explicit(&nvtxcorr_captures_open, memory_order_relaxed)))
-        pl->capturing = nvtxcorr_capture_active(stream, ptsz);
-    if (nvtxcorr_domain) { /* a tool is attached: it gets the range it would without us */
-        const nvtxcorr_label_t *l = skip || r == NULL ? NULL : &r->label;
-        if (l && pl->capturing) l = nvtxcorr_capture_adjust(l, stream, ptsz);
-        if (l) {
-            nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
-            pl->pushed = 1;
-        }
-    }
-    pl->ext = 0;
-    prof_gpu_state_t gpu = nvtxcorr_prof_gpu_on; /* CUPTI: the launch's external correlation id */
-    if (NVTXCORR_UNLIKELY(gpu == PROF_GPU_AT_NEXT_LAUNCH)) { /* this launch is measured too */
-        nvtxcorr_prof_gpu_first_launch();
-        gpu = nvtxcorr_prof_gpu_on;
-    }
-    if (gpu == PROF_GPU_COLLECTING && s != NULL && !pl->capturing)
-        nvtxcorr_prof_gpu_push(pl, s->id);
-    /* The launch call alone: everything above (CUPTI's start at the first launch, the
-     * correlation push, the range push) is before the clock starts, and what nvtxcorr does
-     * inside the call (CUPTI's callbacks) is taken out at the end. */
-    nvtxcorr_prof_own_ticks = 0;
-    pl->start = prof_now();
+        capturing = nvtxcorr_capture_active(stream, ptsz);
+    const nvtxcorr_label_t *l = skip || r == NULL ? NULL : &r->label;
+    if (l && capturing && nvtxcorr_domain) l = nvtxcorr_capture_adjust(l, stream, ptsz);
+    launch_start(pl, s, l, capturing);
 }
 
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 {
-    uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
-    nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
-    if (NVTXCORR_UNLIKELY(own != 0)) { /* never more than the call itself */
-        uint64_t o = own < ticks ? own : ticks;
-        ticks -= o;
-        atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
-    }
-    if (pl->ext) nvtxcorr_prof_gpu_pop();
-    if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
-    pl->ns = prof_ticks_ns(ticks);
-    if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, failed);
+    launch_finish(pl, failed);
     nvtxcorr_thread.depth--;
     return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
+}
+
+/* The x86-64 entry stub's profile path (hook_bodies.h): taken only for an outermost launch
+ * whose record has its site and a range, with no capture open and no trace being written, so
+ * none of the C body's other cases arise. The launch's state is kept per thread: only the
+ * outermost launch of a thread takes this path, and one interrupted by a signal handler's
+ * launch passes that one through (the depth is held). The stub lowers the depth after _end. */
+static __thread nvtxcorr_profile_launch_t stub_launch __attribute__((tls_model("initial-exec")));
+
+void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r)
+{
+    launch_start(&stub_launch, atomic_load_explicit(&r->site, memory_order_acquire), &r->label, 0);
+}
+
+void nvtxcorr_stub_prof_end(int result)
+{
+    launch_finish(&stub_launch, result != 0);
 }
 
 /* ---- start-up and fork ---- */

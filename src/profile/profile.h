@@ -69,6 +69,11 @@ int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed);
 void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
                             unsigned gy, unsigned gz);
 
+/* The x86-64 entry stub's profile path (hook_bodies.h): begin with the handle's record, whose
+ * site is made already, and end with the real call's result (nonzero counts as an error). */
+void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r);
+void nvtxcorr_stub_prof_end(int result);
+
 #define NVTXCORR_PROFILE_GRID(x, y, z) (unsigned)(x), (unsigned)(y), (unsigned)(z)
 
 /* The body of an outermost launch in profile mode; `call` is the real call, made exactly once,

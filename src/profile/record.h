@@ -18,7 +18,8 @@ __attribute__((noinline, cold)) void nvtxcorr_prof_spill(nvtxcorr_profile_site_t
     atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (by),   \
                           memory_order_relaxed)
 
-static inline void prof_record(const nvtxcorr_profile_launch_t *pl, int failed)
+static inline __attribute__((always_inline)) void prof_record(const nvtxcorr_profile_launch_t *pl,
+                                                              int failed)
 {
     prof_thread_t *t = nvtxcorr_prof_self;
     if (NVTXCORR_UNLIKELY(t == NULL) && (t = nvtxcorr_prof_thread_attach()) == NULL) return;

@@ -1,5 +1,6 @@
 """Core scenarios: every path to the launch entry points, one balanced range per launch,
 default labels, pass-through, stacking, silence."""
+import json
 import os
 import platform
 import re
@@ -74,6 +75,7 @@ def test_launch_arguments_arrive_intact(env):
         "recording tool": dict(),
         "no tool": dict(tool=False),
         "profile mode": dict(env={"NVTXCORR_PROFILE": "{tmp}/p.json"}),
+        "profile mode, no tool": dict(tool=False, env={"NVTXCORR_PROFILE": "{tmp}/p.json"}),
     }
     for what, kwargs in configs.items():
         with tempfile.TemporaryDirectory() as tmp:
@@ -100,6 +102,14 @@ def test_launch_arguments_arrive_intact(env):
                   f"{bad[:3]}")
             if what == "recording tool":
                 check(len(run.pushes()) == 54, f"{len(run.pushes())} ranges for 54 launches")
+            if what.startswith("profile mode"):
+                # The first launch of each handle goes through the C body, the next two through
+                # the stub's profile path: each is counted once, none as an error.
+                with open(os.path.join(tmp, "p.json")) as f:
+                    totals = json.load(f)["totals"]
+                check(totals["launches"] == 54 and totals["errors"] == 0,
+                      f"{what}: counted {totals['launches']} launches and {totals['errors']} "
+                      "errors, expected 54 and 0")
     # A launch's error comes back unchanged through the fast path as through the slow one:
     # the fake fails every launch with 719 (the runtime turns it into its own code).
     fail = {"FAKECUDA_FAIL_LAUNCH": "719"}
@@ -110,6 +120,18 @@ def test_launch_arguments_arrive_intact(env):
           f"bare: the fake did not fail every launch: {bare.rcs()[:8]}")
     check(ours.rc == bare.rc and ours.rcs() == bare.rcs(),
           f"results differ from a run without the library: {ours.rcs()[:8]} vs {bare.rcs()[:8]}")
+    # And through profile mode's path, which also counts every failed launch as an error.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "p.json")
+        prof = env.run([env.prog("scn_args")], env=dict(fail, NVTXREC_MODE="noop",
+                                                        NVTXCORR_PROFILE=path))
+        check(prof.rc == bare.rc and prof.rcs() == bare.rcs(),
+              f"profile mode: results differ from a run without the library: {prof.rcs()[:8]}")
+        with open(path) as f:
+            totals = json.load(f)["totals"]
+        check(totals["launches"] == 54 and totals["errors"] == 54,
+              f"profile mode: {totals['errors']} errors counted of {totals['launches']} "
+              "launches, expected 54 of 54")
 
 
 @scenario
