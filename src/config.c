@@ -157,6 +157,9 @@ void nvtxcorr_config_read(void)
                          "for a .json path, chrome otherwise",
                          v);
     }
+    c.trace_writer = 1;
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_TRACE_WRITER))) != NULL)
+        c.trace_writer = boolean(NVTXCORR_ENV_TRACE_WRITER, v, 1, "using 1 (a writer thread)");
     /* The variables launchers set, in the order torchrun, Open MPI, Slurm, MPICH/Intel MPI
      * (PMI) are looked at: the first one set wins. */
     c.rank = first_env(

@@ -48,6 +48,7 @@ typedef struct nvtxcorr_config {
     const char *trace;         /* NVTXCORR_TRACE */
     unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
     int trace_format;          /* NVTXCORR_TRACE_FORMAT: NVTXCORR_TRACE_* below, 0 by the path */
+    int trace_writer;          /* NVTXCORR_TRACE_WRITER: 1 (the default) or 0 */
     /* The launcher's rank variables (RANK, OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK, ...),
      * the first one set of each; NULL when none is. The Kineto trace's distributedInfo. */
     const char *rank, *local_rank, *world_size;

@@ -19,7 +19,7 @@ set(NVTXCORR_PRELOAD_SOURCES
   profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
   profile/summary.c profile/window.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
   profile/summary_context.c
-  profile/trace.c profile/trace_chrome.c profile/trace_kineto.c profile/trace_meta.c profile/exit.c profile/path.c profile/sigaction.c
+  profile/trace.c profile/trace_chrome.c profile/trace_kineto.c profile/trace_meta.c profile/trace_writer.c profile/exit.c profile/path.c profile/sigaction.c
   profile/pages.c profile/histogram.c profile/context_stats.c profile/devices.c
   # GPU time (CUPTI, loaded at run time) in profile mode.
   profile/cupti.c profile/cupti_load.c profile/gpu.c)

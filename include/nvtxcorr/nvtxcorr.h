@@ -36,6 +36,9 @@
 #define NVTXCORR_TRACE_MAX_MB_DEFAULT 1024
 /* kineto (the default for a path ending .json) or chrome (the default otherwise). */
 #define NVTXCORR_ENV_TRACE_FORMAT "NVTXCORR_TRACE_FORMAT"
+/* 1 (the default): the trace's launch events are formatted by a writer thread; 0: by the
+ * launching thread itself. */
+#define NVTXCORR_ENV_TRACE_WRITER "NVTXCORR_TRACE_WRITER"
 /* GPU time in profile mode (CUPTI): off with NVTXCORR_GPU=0; which libcupti to load. */
 #define NVTXCORR_ENV_GPU "NVTXCORR_GPU"
 /* Program context (docs/profile.md, Context): nvtx makes nvtxcorr the program's NVTX tool. */

@@ -266,4 +266,5 @@ void nvtxcorr_profile_started(void)
 {
     hash_label_table();
     nvtxcorr_prof_window_start();
+    nvtxcorr_prof_trace_writer_start();
 }

@@ -4,7 +4,9 @@
  * per-thread buffers, the cap and the close. Times in microseconds from the start of profile
  * mode. Both forms have an instant event per graph instantiation or update (here).
  *
- * Streamed with bounded memory: each thread formats its events into its own 64 KiB buffer,
+ * A launch's events are formatted by the writer thread when it has room for them
+ * (trace_writer.c), else by the launching thread. Streamed with bounded memory: each thread
+ * (the writer too) formats its events into its own 64 KiB buffer,
  * written to the file (one write(2), O_APPEND) when it fills, when the thread exits and at
  * process exit. Trace viewers accept the file unterminated: after its head each event is
  * written as ",\n{...}", so a file cut short by SIGKILL is a valid prefix. At a normal close
@@ -326,17 +328,26 @@ static void commit_moved(prof_thread_t *t, size_t len)
     atomic_store_explicit(&t->committed, at + len, memory_order_release);
 }
 
+/* A launch's events: handed to the writer thread when there is one with room for it
+ * (trace_writer.c), else formatted here. */
 void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
                             unsigned gy, unsigned gz)
 {
+    if (pl->site->trace_prefix == NULL) return;
+    if (nvtxcorr_prof_trace_hand_off(pl, api, gx, gy, gz)) return;
+    nvtxcorr_prof_trace_launch(NULL, pl, api, gx, gy, gz);
+}
+
+void nvtxcorr_prof_trace_launch(prof_thread_t *fmt, const nvtxcorr_profile_launch_t *pl,
+                                const char *api, unsigned gx, unsigned gy, unsigned gz)
+{
     const nvtxcorr_profile_site_t *s = pl->site;
     prof_thread_t *t;
-    if (s->trace_prefix == NULL) return;
     char *p = reserve_any(&t, s->trace_prefix_len + 800);
     if (p == NULL) return;
     size_t n = s->trace_prefix_len;
     memcpy(p, s->trace_prefix, n);
-    n += form->launch(p + n, t, pl, api, gx, gy, gz);
+    n += form->launch(p + n, fmt ? fmt : t, pl, api, gx, gy, gz);
     commit_moved(t, n);
 }
 
@@ -504,6 +515,8 @@ void nvtxcorr_prof_trace_finish(int from_signal)
 {
     if (atomic_load(&open_state) == 0 && !atomic_load(&nvtxcorr_prof_tracing)) return;
     atomic_store(&nvtxcorr_prof_tracing, 0);
+    /* The launches the writer thread has yet to format, into its buffer (written below). */
+    nvtxcorr_prof_trace_writer_drain(from_signal);
     atomic_store(&trace_closed, 1);
     /* Writers that passed the gate finish first; a later one sees trace_closed and writes
      * nothing. If the lock cannot be had (a write stuck in the kernel), the file is left
@@ -545,5 +558,6 @@ void nvtxcorr_prof_trace_after_fork(void)
     atomic_store(&stopped, 0);
     atomic_store(&file_busy, 0);
     holding = 0;
+    nvtxcorr_prof_trace_writer_after_fork();
     if (nvtxcorr_config.trace) atomic_store(&nvtxcorr_prof_tracing, 1);
 }

@@ -31,6 +31,8 @@ typedef struct bench_opts {
     long kernels; /* distinct kernels, launched round-robin */
     int threads;
     long warmup; /* untimed launches per thread before the batches */
+    long pace;   /* 0, or a 1 ms pause after every `pace` launches (for instruction counts:
+                    a program that does other work between launches; times include it) */
 } bench_opts_t;
 
 /* One launching thread. The loops read only their own worker (and the shared, read-only
@@ -65,7 +67,7 @@ static void bench_usage(const char *prog, const bench_entry_t *entries)
 {
     fprintf(stderr,
             "usage: %s ENTRY [-hand] [-n LAUNCHES] [-b BATCHES] [-k KERNELS] [-t THREADS] "
-            "[-w WARMUP]\n  ENTRY:",
+            "[-w WARMUP] [-p PACE]\n  ENTRY:",
             prog);
     for (const bench_entry_t *e = entries; e->name; e++)
         fprintf(stderr, " %s", e->name);
@@ -97,10 +99,13 @@ static const bench_entry_t *bench_parse(int argc, char **argv, const bench_entry
             o->threads = atoi(v);
         else if (!strcmp(a, "-w"))
             o->warmup = atol(v);
+        else if (!strcmp(a, "-p"))
+            o->pace = atol(v);
         else
             bench_usage(argv[0], entries);
     }
-    if (o->n < 0 || o->batches < 0 || o->kernels < 1 || o->threads < 1 || o->warmup < 0)
+    if (o->n < 0 || o->batches < 0 || o->kernels < 1 || o->threads < 1 || o->warmup < 0 ||
+        o->pace < 0)
         bench_usage(argv[0], entries);
     for (const bench_entry_t *e = entries; e->name; e++)
         if (!strcmp(e->name, o->entry)) return e;
@@ -135,15 +140,28 @@ typedef struct bench_run {
     pthread_barrier_t *barrier;
 } bench_run_t;
 
+/* n launches: in one call of the loop, or with -p in calls of `pace` and a pause after each. */
+static void bench_launches(const bench_run_t *r, long n)
+{
+    long pace = r->o->pace ? r->o->pace : n;
+    for (long done = 0; done < n; done += pace) {
+        r->loop(r->w, n - done < pace ? n - done : pace);
+        if (r->o->pace) {
+            struct timespec ms = {0, 1000000};
+            nanosleep(&ms, NULL);
+        }
+    }
+}
+
 static void *bench_thread(void *arg)
 {
     bench_run_t *r = arg;
-    r->loop(r->w, r->o->warmup);
+    bench_launches(r, r->o->warmup);
     for (int b = 0; b < r->o->batches; b++) {
         /* Threads start each batch together, so their batches overlap. */
         pthread_barrier_wait(r->barrier);
         double t0 = bench_now_ns();
-        r->loop(r->w, r->o->n);
+        bench_launches(r, r->o->n);
         r->w->batch_ns[b] = (bench_now_ns() - t0) / (double)(r->o->n ? r->o->n : 1);
     }
     return NULL;

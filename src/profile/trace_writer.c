@@ -1,0 +1,189 @@
+/* Trace mode's writer thread: the launching thread hands each launch to it instead of
+ * formatting the launch's events itself (docs/profile.md, Trace mode). A launch is a small
+ * record (the profile launch, the entry point, the grid, the thread) put in its thread's ring
+ * of PROF_TRACE_RING; the writer takes the records out, formats them with trace.c's form into
+ * its own buffer, which trace.c writes out as it does every thread's. What the launching
+ * thread pays is the copy; the formatting (most of trace mode's cost per launch) runs on the
+ * writer's core.
+ *
+ * Nothing waits for the writer on the launch path: a full ring (the writer behind, or not
+ * scheduled) makes the launch format its own events, as without the writer, into its own
+ * buffer, with its own caches; the writer formats a thread's records with a shadow of that
+ * thread's caches (`shadow`), so the two never share one. Events are not in time order in the
+ * file (they never were across threads); viewers sort them.
+ *
+ * A ring has one producer (its thread) and one consumer (the writer). A thread that exits
+ * leaves its ring to the writer: each record names its thread, so the block's next owner
+ * changes nothing. At the trace's close the writer is asked to take every record out and is
+ * waited for a bounded time (about a second); what it has not taken by then is left out and
+ * said. The writer polls (again at once while it finds work, then after 1, 2, 4 ... 16 ms)
+ * rather than being woken: the close may run in a signal handler, where a condition variable
+ * cannot be signalled. It blocks every signal. A forked child has no writer: its launches
+ * format their own events, and its rings' records (the parent's) are dropped. */
+#include <pthread.h>
+#include <stddef.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "record.h"
+#include "trace.h"
+
+enum { PROF_TRACE_RING = 1024 }; /* launches a thread may have waiting: 80 KiB a thread */
+
+typedef struct prof_trace_rec {
+    nvtxcorr_profile_launch_t pl;
+    const char *api;
+    unsigned grid[3];
+    unsigned tid; /* the launching thread's (a block may pass to another thread) */
+} prof_trace_rec_t;
+
+static _Atomic int writer_on; /* a writer thread runs in this process */
+static _Atomic unsigned drain_asked, drain_done;
+
+int nvtxcorr_prof_trace_hand_off(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
+                                 unsigned gy, unsigned gz)
+{
+    if (!atomic_load_explicit(&writer_on, memory_order_relaxed)) return 0;
+    prof_thread_t *t = nvtxcorr_prof_self; /* attached by the launch's count */
+    if (t == NULL) return 0;
+    prof_trace_rec_t *ring = atomic_load_explicit(&t->ring, memory_order_relaxed);
+    if (NVTXCORR_UNLIKELY(ring == NULL)) {
+        if ((ring = nvtxcorr_prof_zalloc(PROF_TRACE_RING * sizeof *ring)) == NULL) return 0;
+        atomic_store_explicit(&t->ring, ring, memory_order_release);
+    }
+    uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&t->ring_tail, memory_order_acquire) >= PROF_TRACE_RING) {
+        PROF_BUMP(t->inline_full, 1);
+        return 0;
+    }
+    prof_trace_rec_t *r = &ring[head % PROF_TRACE_RING];
+    r->pl = *pl;
+    r->api = api;
+    r->grid[0] = gx, r->grid[1] = gy, r->grid[2] = gz;
+    r->tid = t->tid;
+    atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
+    PROF_BUMP(t->handed, 1);
+    return 1;
+}
+
+/* Formats what is in t's ring into the writer's buffer; returns how many records it took out. */
+static size_t consume(prof_thread_t *t)
+{
+    prof_trace_rec_t *ring = atomic_load_explicit(&t->ring, memory_order_acquire);
+    if (ring == NULL) return 0;
+    uint64_t tail = atomic_load_explicit(&t->ring_tail, memory_order_relaxed),
+             head = atomic_load_explicit(&t->ring_head, memory_order_acquire);
+    if (head != tail && t->shadow == NULL) t->shadow = nvtxcorr_prof_zalloc(sizeof *t->shadow);
+    prof_thread_t *sh = t->shadow; /* NULL only when out of memory: the records are dropped */
+    size_t n = 0;
+    for (; tail != head; tail++) {
+        const prof_trace_rec_t *r = &ring[tail % PROF_TRACE_RING];
+        if (sh) {
+            if (sh->tid != r->tid) sh->tid = r->tid, sh->where_pid = 0; /* remade for it */
+            nvtxcorr_prof_trace_launch(sh, &r->pl, r->api, r->grid[0], r->grid[1], r->grid[2]);
+        }
+        if (++n % 64 == 0) /* room for the launching thread as it goes */
+            atomic_store_explicit(&t->ring_tail, tail + 1, memory_order_release);
+    }
+    atomic_store_explicit(&t->ring_tail, tail, memory_order_release);
+    return n;
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {0, (long)ms * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+static void *writer(void *unused)
+{
+    (void)unused;
+    unsigned idle = 1;
+    for (;;) {
+        unsigned asked = atomic_load(&drain_asked);
+        size_t n = 0;
+        for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire);
+             t; t = t->next)
+            n += consume(t);
+        if (asked != atomic_load(&drain_done)) {
+            atomic_store(&drain_done, asked);
+            continue;
+        }
+        if (n) { /* more may have come meanwhile */
+            idle = 1;
+            continue;
+        }
+        sleep_ms(idle);
+        idle = idle < 16 ? idle * 2 : 16;
+    }
+    return NULL;
+}
+
+void nvtxcorr_prof_trace_writer_start(void)
+{
+    if (!nvtxcorr_config.trace_writer || !nvtxcorr_profile_tracing()) return;
+    /* The writer blocks every signal: the program's threads take them, as without nvtxcorr. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&t, &attr, writer, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (err == 0)
+        atomic_store(&writer_on, 1);
+    else
+        nvtxcorr_prof_say("warn", "trace: no writer thread (", nvtxcorr_prof_strerror(err),
+                          "); each launch formats its own events", (char *)NULL);
+}
+
+static uint64_t count(size_t field)
+{
+    uint64_t sum = 0;
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
+         t = t->next)
+        sum += atomic_load_explicit((_Atomic uint64_t *)((char *)t + field), memory_order_relaxed);
+    return sum;
+}
+
+/* Async-signal-safe: polls. */
+void nvtxcorr_prof_trace_writer_drain(int from_signal)
+{
+    (void)from_signal;
+    if (!atomic_load(&writer_on)) return;
+    unsigned want = atomic_fetch_add(&drain_asked, 1) + 1;
+    for (int i = 0; i < 1000 && (int)(atomic_load(&drain_done) - want) < 0; i++)
+        sleep_ms(1);
+    uint64_t left =
+        count(offsetof(prof_thread_t, ring_head)) - count(offsetof(prof_thread_t, ring_tail));
+    char n[24];
+    if (left) {
+        n[nvtxcorr_fmt_u64(n, left)] = 0;
+        nvtxcorr_prof_say("warn", "trace: ", n,
+                          " launches left out: the writer thread did not format them in time",
+                          (char *)NULL);
+    }
+    if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
+        char m[24];
+        n[nvtxcorr_fmt_u64(n, count(offsetof(prof_thread_t, handed)))] = 0;
+        m[nvtxcorr_fmt_u64(m, count(offsetof(prof_thread_t, inline_full)))] = 0;
+        nvtxcorr_prof_say("debug", "trace: ", n, " launches formatted by the writer thread, ", m,
+                          " by their own thread (its queue full)", (char *)NULL);
+    }
+}
+
+void nvtxcorr_prof_trace_writer_after_fork(void)
+{
+    atomic_store(&writer_on, 0);
+    for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
+         t = t->next) {
+        atomic_store_explicit(&t->ring_head, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->ring_tail, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->handed, 0, memory_order_relaxed);
+        atomic_store_explicit(&t->inline_full, 0, memory_order_relaxed);
+    }
+}
