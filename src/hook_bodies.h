@@ -74,10 +74,44 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) nvtxcorr_body_##sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS static __attribute__((used, noipa))
-#define NVTXCORR_LAUNCH_STUB(R, sym, params, map)                                                  \
+#define NVTXCORR_LAUNCH_STUB(R, sym, params, map, stream, grid)                                    \
+    NVTXCORR_STUB_TRACE_FN(sym, params, stream, grid)                                              \
     NVTXCORR_LAUNCH_STUB_(R, sym, params, map, NVTXCORR_ABI_##sym)
+/* The entry point's trace function, which the stub's profile path calls with the caller's
+ * arguments once the launch is counted, when the trace wants it: the stream and the grid
+ * named from the arguments by hooks.def's expressions, as the C body names them. */
+#define NVTXCORR_STUB_TRACE_FN(sym, params, stream, grid)                                          \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"") static \
+        __attribute__((used, noipa)) void nvtxcorr_trace_##sym params                              \
+    {                                                                                              \
+        nvtxcorr_profile_stub_trace((const void *)(stream), #sym, NVTXCORR_PROFILE_GRID grid);     \
+    }                                                                                              \
+    _Pragma("GCC diagnostic pop")
 #define NVTXCORR_LAUNCH_STUB_(R, sym, params, map, abi)                                            \
     NVTXCORR_LAUNCH_STUB__(R, sym, params, map, abi)
+/* The caller's arguments for a call from the stub's frame: the registers reloaded from their
+ * save slots, and the stack words copied below them (after a word of padding when their count
+ * is odd, so the call sees an aligned stack). */
+#define NVTXCORR_STUB_ARGS(nreg, nstack)                                                           \
+    "    .if " #nreg " > 4\n"                                                                      \
+    "    movq -48(%%rbp), %%r9\n"                                                                  \
+    "    movq -40(%%rbp), %%r8\n"                                                                  \
+    "    .endif\n"                                                                                 \
+    "    .if " #nreg " > 2\n"                                                                      \
+    "    movq -32(%%rbp), %%rcx\n"                                                                 \
+    "    movq -24(%%rbp), %%rdx\n"                                                                 \
+    "    .endif\n"                                                                                 \
+    "    movq -16(%%rbp), %%rsi\n"                                                                 \
+    "    movq -8(%%rbp), %%rdi\n"                                                                  \
+    "    .if " #nstack " & 1\n"                                                                    \
+    "    subq $8, %%rsp\n"                                                                         \
+    "    .endif\n"                                                                                 \
+    "    .set .Lnvtxcorr_word, " #nstack "\n"                                                      \
+    "    .rept " #nstack "\n"                                                                      \
+    "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                                              \
+    "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                                      \
+    "    .endr\n"
+
 /* The fast path's instructions, as one string, for the mode the stub has just compared: the
  * depth is 0 (outermost; otherwise label 4, the nested test); the handle is the key of its
  * first probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture
@@ -87,11 +121,11 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * below see an aligned stack), the depth 1 and this frame as the outermost launch's (what
  * nvtxcorr_launch_outermost stores), `begin` called with the record, the registers reloaded
  * from their save slots (which stay, so only an odd count of stack words needs a word of
- * padding), the stack words copied below them, the real call, its result kept in the first
- * save slot, `pass` (what `end` is given of it) and `end` called, then the depth lowered (after
- * `end`: see emit.c) and the result returned unchanged. The map's table is never NULL
+ * padding), the stack words copied below them, the real call, then `post` (the mode's end,
+ * which leaves the call's result in %eax), the depth lowered (after the end: see emit.c) and
+ * the result returned unchanged. The map's table is never NULL
  * (NVTXCORR_MAP_EMPTY). */
-#define NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, check, begin, pass, end)                \
+#define NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, check, begin, post)                     \
     "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                                            \
     "    cmpl $0, %%fs:(%%r11)\n"                                                                  \
     "    jne 4f\n"                                                                                 \
@@ -127,34 +161,14 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    movl $1, %%fs:(%%r11)\n"                                                                  \
     "    movq %%rbp, %%fs:8(%%r11)\n"                                                              \
     "    leaq (%%r10,%%r10), %%rdi\n"                                                              \
-    "    call " begin "\n"                                                                         \
-    "    .if " #nreg " > 4\n"                                                                      \
-    "    movq -48(%%rbp), %%r9\n"                                                                  \
-    "    movq -40(%%rbp), %%r8\n"                                                                  \
-    "    .endif\n"                                                                                 \
-    "    .if " #nreg " > 2\n"                                                                      \
-    "    movq -32(%%rbp), %%rcx\n"                                                                 \
-    "    movq -24(%%rbp), %%rdx\n"                                                                 \
-    "    .endif\n"                                                                                 \
-    "    movq -16(%%rbp), %%rsi\n"                                                                 \
-    "    movq -8(%%rbp), %%rdi\n"                                                                  \
-    "    .if " #nstack " & 1\n"                                                                    \
-    "    subq $8, %%rsp\n"                                                                         \
-    "    .endif\n"                                                                                 \
-    "    .set .Lnvtxcorr_word, " #nstack "\n"                                                      \
-    "    .rept " #nstack "\n"                                                                      \
-    "    .set .Lnvtxcorr_word, .Lnvtxcorr_word - 1\n"                                              \
-    "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                                      \
-    "    .endr\n"                                                                                  \
-    "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                                      \
-    "    movl %%eax, -8(%%rbp)\n" pass "    call " end "\n"                                        \
-    "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"                                            \
-    "    subl $1, %%fs:(%%rcx)\n"                                                                  \
-    "    movl -8(%%rbp), %%eax\n"                                                                  \
-    "    leave\n"                                                                                  \
-    "    .cfi_def_cfa %%rsp, 8\n"                                                                  \
-    "    .cfi_restore %%rbp\n"                                                                     \
-    "    ret\n"
+    "    call " begin                                                                              \
+    "\n" NVTXCORR_STUB_ARGS(nreg, nstack) "    call *nvtxcorr_real_fn+%c0(%%rip)\n" post           \
+                                          "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"      \
+                                          "    subl $1, %%fs:(%%rcx)\n"                            \
+                                          "    leave\n"                                            \
+                                          "    .cfi_def_cfa %%rsp, 8\n"                            \
+                                          "    .cfi_restore %%rbp\n"                               \
+                                          "    ret\n"
 
 /* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
  * nothing else, and the directives below describe the one frame the fast path makes, so a
@@ -162,20 +176,45 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * caller. Its operands are constants only. Before any fast path, the mode is compared with
  * PASSTHROUGH first, so the pass-through path is as short as it was; PROFILE_IDLE forwards too.
  * The fast path is one template (NVTXCORR_STUB_FAST) taken in two modes: ACTIVE, bracketing the
- * call with the range (nvtxcorr_stub_push, _pop, emit.c), and PROFILE while no trace is being
- * written, bracketing it with profile mode's begin and end (nvtxcorr_stub_prof_begin, _end,
- * profile.c), for a record whose profile site is made already (its first launch in profile
- * mode goes to the C body, which makes it). */
+ * call with the range (nvtxcorr_stub_push, _pop, emit.c), and PROFILE, bracketing it with
+ * profile mode's begin and end (nvtxcorr_stub_prof_begin, _end, profile.c) and, in trace mode,
+ * handing the launch to the trace, for a record whose profile site is made already (its first
+ * launch in profile mode goes to the C body, which makes it). */
 /* clang-format off */
+/* ACTIVE: the range pushed and popped, the result kept in the first save slot meanwhile. */
 #define NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                                       \
-    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "", "nvtxcorr_stub_push", "",               \
-                       "nvtxcorr_stub_pop")
+    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "", "nvtxcorr_stub_push",                   \
+                       "    movl %%eax, -8(%%rbp)\n"                                               \
+                       "    call nvtxcorr_stub_pop\n"                                              \
+                       "    movl -8(%%rbp), %%eax\n")
+/* PROFILE, for a record whose site is made, no trace being written: profile mode's end gets
+ * the call's result and gives it back. */
 #define NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                                      \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
                        "    cmpq $0, %c7(%%r10,%%r10)\n"                                           \
                        "    je nvtxcorr_body_" #sym "\n",                                          \
-                       "nvtxcorr_stub_prof_begin", "    movl %%eax, %%edi\n",                      \
-                       "nvtxcorr_stub_prof_end")
+                       "nvtxcorr_stub_prof_begin",                                                 \
+                       "    movl %%eax, %%edi\n"                                                   \
+                       "    call nvtxcorr_stub_prof_end\n")
+/* The same while a trace is written: the end gives the result back with bit 32 set when the
+ * trace wants the launch (it may have stopped since); then the arguments are given once more
+ * (the save slots are intact, the stack words copied again: the real function may have
+ * written over its copies) to the entry point's trace function, which names the stream and
+ * the grid as the C body does, and the result is asked back from profile mode. */
+#define NVTXCORR_STUB_TRACE(sym, map, keyreg, nreg, nstack)                                        \
+    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
+                       "    cmpq $0, %c7(%%r10,%%r10)\n"                                           \
+                       "    je nvtxcorr_body_" #sym "\n",                                          \
+                       "nvtxcorr_stub_prof_begin",                                                 \
+                       "    movl %%eax, %%edi\n"                                                   \
+                       "    call nvtxcorr_stub_trace_end\n"                                        \
+                       "    btq $32, %%rax\n"                                                      \
+                       "    jnc 8f\n"                                                              \
+                       "    leaq -8*" #nreg "(%%rbp), %%rsp\n"                                     \
+                       NVTXCORR_STUB_ARGS(nreg, nstack)                                            \
+                       "    call nvtxcorr_trace_" #sym "\n"                                        \
+                       "    call nvtxcorr_stub_prof_result\n"                                      \
+                       "8:\n")
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
     NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
@@ -193,8 +232,10 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
                          "    cmpl $%c6, %%r11d\n"                                                 \
                          "    jne nvtxcorr_body_" #sym "\n"                                        \
                          "    cmpl $0, nvtxcorr_prof_tracing(%%rip)\n"                             \
-                         "    jne nvtxcorr_body_" #sym "\n"                                        \
+                         "    jne 7f\n"                                                            \
                          NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                     \
+                         "7:\n"                                                                    \
+                         NVTXCORR_STUB_TRACE(sym, map, keyreg, nreg, nstack)                       \
                          "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                         \
                          "    ja nvtxcorr_body_" #sym "\n"                                         \
                          "1:  jmp *%%rax\n"                                                        \
@@ -210,7 +251,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 #else
 #define NVTXCORR_LAUNCH_BODY_NAME(sym) sym
 #define NVTXCORR_LAUNCH_BODY_ATTRS NVTXCORR_EXPORT
-#define NVTXCORR_LAUNCH_STUB(R, sym, params, map) NVTXCORR_LOCAL_ALIAS(sym)
+#define NVTXCORR_LAUNCH_STUB(R, sym, params, map, stream, grid) NVTXCORR_LOCAL_ALIAS(sym)
 #endif
 
 /* `pkind` names the launch's kind for profile mode; `grid` is "(x, y, z)", used only by
@@ -239,7 +280,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
         nvtxcorr_launch_end(pushed);                                                               \
         return r;                                                                                  \
     }                                                                                              \
-    NVTXCORR_LAUNCH_STUB(R, sym, params, mapsym)
+    NVTXCORR_LAUNCH_STUB(R, sym, params, mapsym, stream, grid)
 
 /* A call that is not a launch: `after` runs once per outermost call, with the result r,
  * while the depth is still held, so anything an NVTX tool or the driver calls back into

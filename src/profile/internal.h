@@ -137,13 +137,13 @@ typedef struct prof_thread {
     size_t args_len; /* 0: none yet */
     char args_text[64];
     /* trace mode's writer thread (trace_writer.c): the launches this thread handed it,
-     * ring[tail, head) of PROF_TRACE_RING; head moved by the owner, tail by the writer,
-     * which formats them with `shadow`'s caches (where, call_head, args_text above), never
-     * the owner's */
+     * ring[tail, head) of PROF_TRACE_RING (head: how many it handed); head moved by the owner, tail
+     * by the writer, which formats them with `shadow`'s caches (where, call_head, args_text above),
+     * never the owner's */
     struct prof_trace_rec *_Atomic ring;
     _Atomic uint64_t ring_head, ring_tail;
     struct prof_thread *shadow;
-    _Atomic uint64_t handed, inline_full; /* by the owner: launches handed over, kept (full) */
+    _Atomic uint64_t inline_full; /* by the owner: launches it kept, its ring full */
 } prof_thread_t;
 
 extern prof_thread_t *_Atomic nvtxcorr_prof_threads;
@@ -325,13 +325,11 @@ void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
 void nvtxcorr_prof_trace_launch(prof_thread_t *fmt, const nvtxcorr_profile_launch_t *pl,
                                 const char *api, unsigned gx, unsigned gy, unsigned gz);
 /* trace_writer.c: the writer thread. _start once profile mode has started (no thread when
- * NVTXCORR_TRACE_WRITER=0 or pthread_create fails: launches format their own events);
- * _hand_off queues a launch for it (0: not queued, format it here); _drain has the writer
+ * NVTXCORR_TRACE_WRITER=0 or pthread_create fails: launches format their own events;
+ * trace.h's prof_trace_hand_off queues a launch for it); _drain has the writer
  * consume every queue, waiting a bounded time, before the trace closes; _after_fork: a child
  * has no writer. */
 void nvtxcorr_prof_trace_writer_start(void);
-int nvtxcorr_prof_trace_hand_off(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
-                                 unsigned gy, unsigned gz);
 void nvtxcorr_prof_trace_writer_drain(int from_signal);
 void nvtxcorr_prof_trace_writer_after_fork(void);
 void nvtxcorr_prof_trace_finish(int from_signal);

@@ -86,9 +86,10 @@ static inline __attribute__((always_inline)) void launch_start(nvtxcorr_profile_
 }
 
 /* The clock stopped, nvtxcorr's own time inside the call taken out, the correlation id and
- * the range popped, and the launch counted. */
+ * the range popped, and the launch counted (as an error when *failed is nonzero: read only
+ * then, so that nothing is kept live across the pops). */
 static inline __attribute__((always_inline)) void launch_finish(nvtxcorr_profile_launch_t *pl,
-                                                                int failed)
+                                                                const int *failed)
 {
     uint64_t end = prof_now(), own = nvtxcorr_prof_own_ticks, ticks = end - pl->start;
     nvtxcorr_prof_own_ticks = PROF_OWN_IDLE;
@@ -100,7 +101,7 @@ static inline __attribute__((always_inline)) void launch_finish(nvtxcorr_profile
     pl->ns = prof_ticks_ns(ticks); /* kept before the calls: fewer registers live across them */
     if (pl->ext) nvtxcorr_prof_gpu_pop();
     if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
-    if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, failed);
+    if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, *failed != 0);
 }
 
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
@@ -129,14 +130,14 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
 
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 {
-    launch_finish(pl, failed);
+    launch_finish(pl, &failed);
     nvtxcorr_thread.depth--;
     return pl->site && atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed);
 }
 
 /* The x86-64 entry stub's profile path (hook_bodies.h): taken only for an outermost launch
- * whose record has its site and a range, with no capture open and no trace being written, so
- * none of the C body's other cases arise. The launch's state is kept per thread: only the
+ * whose record has its site and a range, with no capture open, so none of the C body's other
+ * cases arise. The launch's state is kept per thread: only the
  * outermost launch of a thread takes this path, and one interrupted by a signal handler's
  * launch passes that one through (the depth is held). The stub lowers the depth after _end. */
 static __thread nvtxcorr_profile_launch_t stub_launch __attribute__((tls_model("initial-exec")));
@@ -146,9 +147,33 @@ void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r)
     launch_start(&stub_launch, atomic_load_explicit(&r->site, memory_order_acquire), &r->label, 0);
 }
 
-void nvtxcorr_stub_prof_end(int result)
+int nvtxcorr_stub_prof_end(int result)
 {
-    launch_finish(&stub_launch, result != 0);
+    nvtxcorr_profile_launch_t *pl = &stub_launch;
+    pl->result = result; /* read back from memory: fewer registers live across the calls */
+    launch_finish(pl, &pl->result);
+    return pl->result;
+}
+
+uint64_t nvtxcorr_stub_trace_end(int result)
+{
+    nvtxcorr_profile_launch_t *pl = &stub_launch;
+    pl->result = result;
+    launch_finish(pl, &pl->result);
+    uint64_t trace = atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) != 0;
+    return (uint32_t)pl->result | trace << 32;
+}
+
+void nvtxcorr_profile_stub_trace(const void *stream, const char *api, unsigned gx, unsigned gy,
+                                 unsigned gz)
+{
+    stub_launch.stream = stream;
+    nvtxcorr_profile_trace(&stub_launch, api, gx, gy, gz);
+}
+
+int nvtxcorr_stub_prof_result(void)
+{
+    return stub_launch.result;
 }
 
 /* ---- start-up and fork ---- */

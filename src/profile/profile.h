@@ -57,6 +57,7 @@ typedef struct nvtxcorr_profile_launch {
     uint64_t ext;   /* GPU time: the external correlation id pushed to CUPTI, or 0 */
     uint32_t ctx;   /* program context: the node open on the thread (src/context/), or 0 */
     int pushed, capturing;
+    int result; /* the stub's path: the call's result, kept here across profile mode's end */
 } nvtxcorr_profile_launch_t;
 
 /* `slow` and `map`: the core's slow path and handle map for the kind (hook_bodies.h). */
@@ -70,9 +71,17 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
                             unsigned gy, unsigned gz);
 
 /* The x86-64 entry stub's profile path (hook_bodies.h): begin with the handle's record, whose
- * site is made already, and end with the real call's result (nonzero counts as an error). */
+ * site is made already, and end with the real call's result (nonzero counts as an error),
+ * which _end returns. While a trace is written the stub ends with _trace_end instead, which
+ * returns it with bit 32 set when the trace wants the launch: then the stub calls the entry
+ * point's trace function, which calls nvtxcorr_profile_stub_trace, and takes the result back
+ * from nvtxcorr_stub_prof_result. */
 void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r);
-void nvtxcorr_stub_prof_end(int result);
+int nvtxcorr_stub_prof_end(int result);
+uint64_t nvtxcorr_stub_trace_end(int result);
+void nvtxcorr_profile_stub_trace(const void *stream, const char *api, unsigned gx, unsigned gy,
+                                 unsigned gz);
+int nvtxcorr_stub_prof_result(void);
 
 #define NVTXCORR_PROFILE_GRID(x, y, z) (unsigned)(x), (unsigned)(y), (unsigned)(z)
 

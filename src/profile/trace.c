@@ -334,7 +334,7 @@ void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api
                             unsigned gy, unsigned gz)
 {
     if (pl->site->trace_prefix == NULL) return;
-    if (nvtxcorr_prof_trace_hand_off(pl, api, gx, gy, gz)) return;
+    if (prof_trace_hand_off(pl, api, gx, gy, gz)) return;
     nvtxcorr_prof_trace_launch(NULL, pl, api, gx, gy, gz);
 }
 

@@ -41,6 +41,46 @@ extern const prof_trace_form_t nvtxcorr_prof_trace_kineto, nvtxcorr_prof_trace_c
 char *nvtxcorr_prof_trace_reserve(prof_thread_t **out, size_t need);
 void nvtxcorr_prof_trace_commit(prof_thread_t *t, size_t len);
 
+/* ---- the writer thread (trace_writer.c) ---- */
+enum { PROF_TRACE_RING = 1024 }; /* launches a thread may have waiting: 80 KiB a thread */
+typedef struct prof_trace_rec {
+    nvtxcorr_profile_launch_t pl;
+    const char *api;
+    unsigned grid[3];
+    unsigned tid; /* the launching thread's (a block may pass to another thread) */
+} prof_trace_rec_t;
+extern _Atomic int nvtxcorr_prof_trace_writer_on;
+
+/* Queues a launch for the writer thread: 0 when there is none, or no room (then the launch's
+ * own thread formats it). Inline on the launch path; the ring is allocated at the thread's
+ * first launch handed over. */
+static inline int prof_trace_hand_off(const nvtxcorr_profile_launch_t *pl, const char *api,
+                                      unsigned gx, unsigned gy, unsigned gz)
+{
+    if (!atomic_load_explicit(&nvtxcorr_prof_trace_writer_on, memory_order_relaxed)) return 0;
+    prof_thread_t *t = nvtxcorr_prof_self; /* attached by the launch's count */
+    if (NVTXCORR_UNLIKELY(t == NULL)) return 0;
+    prof_trace_rec_t *ring = atomic_load_explicit(&t->ring, memory_order_relaxed);
+    if (NVTXCORR_UNLIKELY(ring == NULL)) {
+        if ((ring = nvtxcorr_prof_zalloc(PROF_TRACE_RING * sizeof *ring)) == NULL) return 0;
+        atomic_store_explicit(&t->ring, ring, memory_order_release);
+    }
+    uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&t->ring_tail, memory_order_acquire) >= PROF_TRACE_RING) {
+        atomic_store_explicit(&t->inline_full,
+                              atomic_load_explicit(&t->inline_full, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        return 0;
+    }
+    prof_trace_rec_t *r = &ring[head % PROF_TRACE_RING];
+    r->pl = *pl;
+    r->api = api;
+    r->grid[0] = gx, r->grid[1] = gy, r->grid[2] = gz;
+    r->tid = t->tid;
+    atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
+    return 1;
+}
+
 static inline size_t prof_fmt_hex(char *p, uint64_t v)
 {
     static const char hex[] = "0123456789abcdef";

@@ -26,46 +26,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "record.h"
 #include "trace.h"
 
-enum { PROF_TRACE_RING = 1024 }; /* launches a thread may have waiting: 80 KiB a thread */
-
-typedef struct prof_trace_rec {
-    nvtxcorr_profile_launch_t pl;
-    const char *api;
-    unsigned grid[3];
-    unsigned tid; /* the launching thread's (a block may pass to another thread) */
-} prof_trace_rec_t;
-
-static _Atomic int writer_on; /* a writer thread runs in this process */
+_Atomic int nvtxcorr_prof_trace_writer_on;
 static _Atomic unsigned drain_asked, drain_done;
-
-int nvtxcorr_prof_trace_hand_off(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
-                                 unsigned gy, unsigned gz)
-{
-    if (!atomic_load_explicit(&writer_on, memory_order_relaxed)) return 0;
-    prof_thread_t *t = nvtxcorr_prof_self; /* attached by the launch's count */
-    if (t == NULL) return 0;
-    prof_trace_rec_t *ring = atomic_load_explicit(&t->ring, memory_order_relaxed);
-    if (NVTXCORR_UNLIKELY(ring == NULL)) {
-        if ((ring = nvtxcorr_prof_zalloc(PROF_TRACE_RING * sizeof *ring)) == NULL) return 0;
-        atomic_store_explicit(&t->ring, ring, memory_order_release);
-    }
-    uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_relaxed);
-    if (head - atomic_load_explicit(&t->ring_tail, memory_order_acquire) >= PROF_TRACE_RING) {
-        PROF_BUMP(t->inline_full, 1);
-        return 0;
-    }
-    prof_trace_rec_t *r = &ring[head % PROF_TRACE_RING];
-    r->pl = *pl;
-    r->api = api;
-    r->grid[0] = gx, r->grid[1] = gy, r->grid[2] = gz;
-    r->tid = t->tid;
-    atomic_store_explicit(&t->ring_head, head + 1, memory_order_release);
-    PROF_BUMP(t->handed, 1);
-    return 1;
-}
 
 /* Formats what is in t's ring into the writer's buffer; returns how many records it took out. */
 static size_t consume(prof_thread_t *t)
@@ -135,7 +99,7 @@ void nvtxcorr_prof_trace_writer_start(void)
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (err == 0)
-        atomic_store(&writer_on, 1);
+        atomic_store(&nvtxcorr_prof_trace_writer_on, 1);
     else
         nvtxcorr_prof_say("warn", "trace: no writer thread (", nvtxcorr_prof_strerror(err),
                           "); each launch formats its own events", (char *)NULL);
@@ -154,7 +118,7 @@ static uint64_t count(size_t field)
 void nvtxcorr_prof_trace_writer_drain(int from_signal)
 {
     (void)from_signal;
-    if (!atomic_load(&writer_on)) return;
+    if (!atomic_load(&nvtxcorr_prof_trace_writer_on)) return;
     unsigned want = atomic_fetch_add(&drain_asked, 1) + 1;
     for (int i = 0; i < 1000 && (int)(atomic_load(&drain_done) - want) < 0; i++)
         sleep_ms(1);
@@ -169,7 +133,7 @@ void nvtxcorr_prof_trace_writer_drain(int from_signal)
     }
     if (NVTXCORR_LOG_ON(NVTXCORR_LOG_DEBUG)) {
         char m[24];
-        n[nvtxcorr_fmt_u64(n, count(offsetof(prof_thread_t, handed)))] = 0;
+        n[nvtxcorr_fmt_u64(n, count(offsetof(prof_thread_t, ring_head)))] = 0;
         m[nvtxcorr_fmt_u64(m, count(offsetof(prof_thread_t, inline_full)))] = 0;
         nvtxcorr_prof_say("debug", "trace: ", n, " launches formatted by the writer thread, ", m,
                           " by their own thread (its queue full)", (char *)NULL);
@@ -178,12 +142,11 @@ void nvtxcorr_prof_trace_writer_drain(int from_signal)
 
 void nvtxcorr_prof_trace_writer_after_fork(void)
 {
-    atomic_store(&writer_on, 0);
+    atomic_store(&nvtxcorr_prof_trace_writer_on, 0);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_relaxed); t;
          t = t->next) {
         atomic_store_explicit(&t->ring_head, 0, memory_order_relaxed);
         atomic_store_explicit(&t->ring_tail, 0, memory_order_relaxed);
-        atomic_store_explicit(&t->handed, 0, memory_order_relaxed);
         atomic_store_explicit(&t->inline_full, 0, memory_order_relaxed);
     }
 }

@@ -8,7 +8,7 @@ import shutil
 import subprocess
 
 from harness import (KERNELS6, NVCC_PROGRAMS, ROOT, VARIANTS, Skip, check, check_balanced,
-                     check_quiet, hooks_table, peak_rss, scenario)
+                     check_quiet, hooks_table, load_trace, peak_rss, scenario, trace_launches)
 
 
 @scenario
@@ -120,6 +120,30 @@ def test_launch_arguments_arrive_intact(env):
           f"bare: the fake did not fail every launch: {bare.rcs()[:8]}")
     check(ours.rc == bare.rc and ours.rcs() == bare.rcs(),
           f"results differ from a run without the library: {ours.rcs()[:8]} vs {bare.rcs()[:8]}")
+    # Trace mode: each launch's events name the entry point called, the grid and the stream the
+    # program passed, whether the C body made them (a handle's first launch) or the entry
+    # stub's profile path with the entry point's trace function (the next two).
+    for form, name in (("kineto", "t.json"), ("chrome", "t.trace")):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, name)
+            run = env.run_ok([env.prog("scn_args")], what=f"scn_args, trace ({form})",
+                             env={"NVTXCORR_TRACE": path, "NVTXREC_MODE": "noop"})
+            lines = run.out.splitlines()
+            made = []
+            for a, b in zip(lines, lines[1:]):
+                if a.startswith("args ") and b.startswith("rc "):
+                    fields = dict(kv.split("=", 1) for kv in a.split()[1:])
+                    stream = fields["stream"].replace("(nil)", "0x0")
+                    grid = [int(x) for x in fields["grid"].split(",")] if "grid" in fields else None
+                    made.append((b.split()[1], grid, stream))
+            events = sorted(trace_launches(load_trace(path)), key=lambda e: e["ts"])
+            check(len(made) == 54 and len(events) == 54,
+                  f"{form}: {len(events)} launch events for {len(made)} launches")
+            for i, ((api, grid, stream), e) in enumerate(zip(made, events)):
+                got = (e.get("api", api), e["args"].get("grid"),
+                       e["args"].get("stream", stream))
+                check(got == (api, grid, stream),
+                      f"{form}: launch {i} made as {(api, grid, stream)}, traced as {got}")
     # And through profile mode's path, which also counts every failed launch as an error.
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "p.json")
