@@ -119,11 +119,16 @@ void nvtxcorr_prof_trace_writer_drain(int from_signal)
 {
     (void)from_signal;
     if (!atomic_load(&nvtxcorr_prof_trace_writer_on)) return;
-    unsigned want = atomic_fetch_add(&drain_asked, 1) + 1;
-    for (int i = 0; i < 1000 && (int)(atomic_load(&drain_done) - want) < 0; i++)
-        sleep_ms(1);
+    /* Nothing queued (the writer has kept up): nothing to wait for. */
     uint64_t left =
         count(offsetof(prof_thread_t, ring_head)) - count(offsetof(prof_thread_t, ring_tail));
+    if (left) {
+        unsigned want = atomic_fetch_add(&drain_asked, 1) + 1;
+        for (int i = 0; i < 1000 && (int)(atomic_load(&drain_done) - want) < 0; i++)
+            sleep_ms(1);
+        left =
+            count(offsetof(prof_thread_t, ring_head)) - count(offsetof(prof_thread_t, ring_tail));
+    }
     char n[24];
     if (left) {
         n[nvtxcorr_fmt_u64(n, left)] = 0;
