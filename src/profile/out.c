@@ -26,8 +26,8 @@ int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino)
      * under e2e.tsan). */
     __tsan_ignore_thread_begin();
 #endif
-    int is = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev &&
-             (uint64_t)st.st_ino == ino;
+    int is =
+        fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
 #if defined(__SANITIZE_THREAD__)
     __tsan_ignore_thread_end();
 #endif
