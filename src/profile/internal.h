@@ -329,6 +329,8 @@ void nvtxcorr_prof_trace_launch(prof_thread_t *fmt, const nvtxcorr_profile_launc
  * trace.h's prof_trace_hand_off queues a launch for it); _drain has the writer
  * consume every queue, waiting a bounded time, before the trace closes; _after_fork: a child
  * has no writer. */
+/* profile.c: fn on a detached thread that blocks every signal (0, or pthread_create's error). */
+int nvtxcorr_prof_helper_thread(void *(*fn)(void *));
 void nvtxcorr_prof_trace_writer_start(void);
 void nvtxcorr_prof_trace_writer_drain(int from_signal);
 void nvtxcorr_prof_trace_writer_after_fork(void);

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -174,6 +175,24 @@ void nvtxcorr_profile_stub_trace(const void *stream, const char *api, unsigned g
 int nvtxcorr_stub_prof_result(void)
 {
     return stub_launch.result;
+}
+
+/* ---- helper threads (window.c's, trace_writer.c's) ---- */
+/* Starts fn on a detached thread that blocks every signal: the program's threads take them,
+ * as without nvtxcorr. 0, or pthread_create's error. */
+int nvtxcorr_prof_helper_thread(void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    int err = pthread_create(&t, &attr, fn, NULL);
+    pthread_attr_destroy(&attr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
 }
 
 /* ---- start-up and fork ---- */

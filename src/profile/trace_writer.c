@@ -22,7 +22,6 @@
  * format their own events, and its rings' records (the parent's) are dropped. */
 #include <pthread.h>
 #include <stddef.h>
-#include <signal.h>
 #include <string.h>
 #include <time.h>
 
@@ -87,17 +86,7 @@ static void *writer(void *unused)
 void nvtxcorr_prof_trace_writer_start(void)
 {
     if (!nvtxcorr_config.trace_writer || !nvtxcorr_profile_tracing()) return;
-    /* The writer blocks every signal: the program's threads take them, as without nvtxcorr. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int err = pthread_create(&t, &attr, writer, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = nvtxcorr_prof_helper_thread(writer);
     if (err == 0)
         atomic_store(&nvtxcorr_prof_trace_writer_on, 1);
     else

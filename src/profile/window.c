@@ -372,17 +372,7 @@ void nvtxcorr_prof_window_start(void)
      * before the helper's first turn is missed. */
     if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_EVERY && !nvtxcorr_config.window_delay_ns)
         open_window(NVTXCORR_WINDOW_EVERY);
-    /* The helper blocks every signal: the program's threads take them, as without nvtxcorr. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int err = pthread_create(&t, &attr, helper, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int err = nvtxcorr_prof_helper_thread(helper);
     if (err != 0) {
         nvtxcorr_prof_say("error", "NVTXCORR_WINDOW: no helper thread (",
                           nvtxcorr_prof_strerror(err), "); one summary at exit", (char *)NULL);
