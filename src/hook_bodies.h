@@ -80,9 +80,11 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
 /* The entry point's trace function, which the stub's profile path calls with the caller's
  * arguments once the launch is counted, when the trace wants it: the stream and the grid
  * named from the arguments by hooks.def's expressions, as the C body names them. */
+/* clang-format off */
 #define NVTXCORR_STUB_TRACE_FN(sym, params, stream, grid)                                          \
-    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"") static \
-        __attribute__((used, noipa)) void nvtxcorr_trace_##sym params                              \
+    _Pragma("GCC diagnostic push")                                                                 \
+    _Pragma("GCC diagnostic ignored \"-Wunused-parameter\"")                                       \
+    static __attribute__((used, noipa)) void nvtxcorr_trace_##sym params                           \
     {                                                                                              \
         nvtxcorr_profile_stub_trace((const void *)(stream), #sym, NVTXCORR_PROFILE_GRID grid);     \
     }                                                                                              \
@@ -143,7 +145,9 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    testq %%r10, %%r10\n"                                                                     \
     "    jle nvtxcorr_body_" #sym "\n"                                                             \
     "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                                                 \
-    "    jne nvtxcorr_body_" #sym "\n" check "    pushq %%rbp\n"                                   \
+    "    jne nvtxcorr_body_" #sym "\n"                                                             \
+    check                                                                                          \
+    "    pushq %%rbp\n"                                                                            \
     "    .cfi_adjust_cfa_offset 8\n"                                                               \
     "    .cfi_offset %%rbp, -16\n"                                                                 \
     "    movq %%rsp, %%rbp\n"                                                                      \
@@ -161,39 +165,42 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    movl $1, %%fs:(%%r11)\n"                                                                  \
     "    movq %%rbp, %%fs:8(%%r11)\n"                                                              \
     "    leaq (%%r10,%%r10), %%rdi\n"                                                              \
-    "    call " begin                                                                              \
-    "\n" NVTXCORR_STUB_ARGS(nreg, nstack) "    call *nvtxcorr_real_fn+%c0(%%rip)\n" post           \
-                                          "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"      \
-                                          "    subl $1, %%fs:(%%rcx)\n"                            \
-                                          "    leave\n"                                            \
-                                          "    .cfi_def_cfa %%rsp, 8\n"                            \
-                                          "    .cfi_restore %%rbp\n"                               \
-                                          "    ret\n"
+    "    call " begin "\n"                                                                        \
+    NVTXCORR_STUB_ARGS(nreg, nstack)                                                               \
+    "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                                      \
+    post                                                                                           \
+    "    movq nvtxcorr_thread@gottpoff(%%rip), %%rcx\n"                                            \
+    "    subl $1, %%fs:(%%rcx)\n"                                                                  \
+    "    leave\n"                                                                                  \
+    "    .cfi_def_cfa %%rsp, 8\n"                                                                  \
+    "    .cfi_restore %%rbp\n"                                                                     \
+    "    ret\n"
 
 /* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
  * nothing else, and the directives below describe the one frame the fast path makes, so a
  * backtrace taken inside the real call (a debugger, nsys --cudabacktrace) still reaches the
  * caller. Its operands are constants only. Before any fast path, the mode is compared with
  * PASSTHROUGH first, so the pass-through path is as short as it was; PROFILE_IDLE forwards too.
- * The fast path is one template (NVTXCORR_STUB_FAST) taken in two modes: ACTIVE, bracketing the
- * call with the range (nvtxcorr_stub_push, _pop, emit.c), and PROFILE, bracketing it with
- * profile mode's begin and end (nvtxcorr_stub_prof_begin, _end, profile.c) and, in trace mode,
- * handing the launch to the trace, for a record whose profile site is made already (its first
- * launch in profile mode goes to the C body, which makes it). */
-/* clang-format off */
+ * The fast path is one template (NVTXCORR_STUB_FAST) in three copies: ACTIVE, bracketing the
+ * call with the range (nvtxcorr_stub_push, _pop, emit.c); PROFILE, bracketing it with profile
+ * mode's begin and end (nvtxcorr_stub_prof_begin, _end, profile.c); and PROFILE while a trace
+ * is written, which also hands the launch to the trace. Both PROFILE copies need the record's
+ * profile site made (its first launch in profile mode goes to the C body, which makes it). */
 /* ACTIVE: the range pushed and popped, the result kept in the first save slot meanwhile. */
 #define NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                                       \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "", "nvtxcorr_stub_push",                   \
                        "    movl %%eax, -8(%%rbp)\n"                                               \
                        "    call nvtxcorr_stub_pop\n"                                              \
                        "    movl -8(%%rbp), %%eax\n")
+/* The PROFILE copies' test of the record: its profile site is made (else the C body makes it). */
+#define NVTXCORR_STUB_SITE_MADE(sym)                                                               \
+    "    cmpq $0, %c7(%%r10,%%r10)\n"                                                              \
+    "    je nvtxcorr_body_" #sym "\n"
 /* PROFILE, for a record whose site is made, no trace being written: profile mode's end gets
  * the call's result and gives it back. */
 #define NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                                      \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
-                       "    cmpq $0, %c7(%%r10,%%r10)\n"                                           \
-                       "    je nvtxcorr_body_" #sym "\n",                                          \
-                       "nvtxcorr_stub_prof_begin",                                                 \
+                       NVTXCORR_STUB_SITE_MADE(sym), "nvtxcorr_stub_prof_begin",                  \
                        "    movl %%eax, %%edi\n"                                                   \
                        "    call nvtxcorr_stub_prof_end\n")
 /* The same while a trace is written: the end gives the result back with bit 32 set when the
@@ -203,9 +210,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * the grid as the C body does, and the result is asked back from profile mode. */
 #define NVTXCORR_STUB_TRACE(sym, map, keyreg, nreg, nstack)                                        \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
-                       "    cmpq $0, %c7(%%r10,%%r10)\n"                                           \
-                       "    je nvtxcorr_body_" #sym "\n",                                          \
-                       "nvtxcorr_stub_prof_begin",                                                 \
+                       NVTXCORR_STUB_SITE_MADE(sym), "nvtxcorr_stub_prof_begin",                  \
                        "    movl %%eax, %%edi\n"                                                   \
                        "    call nvtxcorr_stub_trace_end\n"                                        \
                        "    btq $32, %%rax\n"                                                      \

@@ -324,15 +324,14 @@ void nvtxcorr_prof_trace_flush_own(prof_thread_t *t);
  * launching thread's own block, or the shadow the writer keeps for it). */
 void nvtxcorr_prof_trace_launch(prof_thread_t *fmt, const nvtxcorr_profile_launch_t *pl,
                                 const char *api, unsigned gx, unsigned gy, unsigned gz);
-/* trace_writer.c: the writer thread. _start once profile mode has started (no thread when
- * NVTXCORR_TRACE_WRITER=0 or pthread_create fails: launches format their own events;
- * trace.h's prof_trace_hand_off queues a launch for it); _drain has the writer
- * consume every queue, waiting a bounded time, before the trace closes; _after_fork: a child
- * has no writer. */
 /* profile.c: fn on a detached thread that blocks every signal (0, or pthread_create's error). */
 int nvtxcorr_prof_helper_thread(void *(*fn)(void *));
+/* trace_writer.c: the writer thread. _start once profile mode has started (no thread when
+ * NVTXCORR_TRACE_WRITER=0 or pthread_create fails: launches format their own events;
+ * trace.h's prof_trace_hand_off queues a launch for it); _drain has the writer consume every
+ * queue, waiting a bounded time, before the trace closes; _after_fork: a child has no writer. */
 void nvtxcorr_prof_trace_writer_start(void);
-void nvtxcorr_prof_trace_writer_drain(int from_signal);
+void nvtxcorr_prof_trace_writer_drain(void);
 void nvtxcorr_prof_trace_writer_after_fork(void);
 void nvtxcorr_prof_trace_finish(int from_signal);
 /* A window (NVTXCORR_WINDOW) as a ProfilerStep#<index> span on the calling thread's track,

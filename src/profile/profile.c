@@ -138,9 +138,9 @@ int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed)
 
 /* The x86-64 entry stub's profile path (hook_bodies.h): taken only for an outermost launch
  * whose record has its site and a range, with no capture open, so none of the C body's other
- * cases arise. The launch's state is kept per thread: only the
- * outermost launch of a thread takes this path, and one interrupted by a signal handler's
- * launch passes that one through (the depth is held). The stub lowers the depth after _end. */
+ * cases arise. The launch's state is kept per thread: only the outermost launch of a thread
+ * takes this path, and one interrupted by a signal handler's launch passes that one through
+ * (the depth is held). The stub lowers the depth after _end. */
 static __thread nvtxcorr_profile_launch_t stub_launch __attribute__((tls_model("initial-exec")));
 
 void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r)
@@ -148,21 +148,25 @@ void nvtxcorr_stub_prof_begin(nvtxcorr_record_t *r)
     launch_start(&stub_launch, atomic_load_explicit(&r->site, memory_order_acquire), &r->label, 0);
 }
 
+/* The result is kept in the launch's state and read back from memory: fewer registers live
+ * across the calls of launch_finish. */
+static inline __attribute__((always_inline)) int stub_end(int result)
+{
+    stub_launch.result = result;
+    launch_finish(&stub_launch, &stub_launch.result);
+    return stub_launch.result;
+}
+
 int nvtxcorr_stub_prof_end(int result)
 {
-    nvtxcorr_profile_launch_t *pl = &stub_launch;
-    pl->result = result; /* read back from memory: fewer registers live across the calls */
-    launch_finish(pl, &pl->result);
-    return pl->result;
+    return stub_end(result);
 }
 
 uint64_t nvtxcorr_stub_trace_end(int result)
 {
-    nvtxcorr_profile_launch_t *pl = &stub_launch;
-    pl->result = result;
-    launch_finish(pl, &pl->result);
-    uint64_t trace = atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) != 0;
-    return (uint32_t)pl->result | trace << 32;
+    uint32_t r = (uint32_t)stub_end(result);
+    return r | (uint64_t)(atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) != 0)
+                   << 32;
 }
 
 void nvtxcorr_profile_stub_trace(const void *stream, const char *api, unsigned gx, unsigned gy,

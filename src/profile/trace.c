@@ -516,7 +516,7 @@ void nvtxcorr_prof_trace_finish(int from_signal)
     if (atomic_load(&open_state) == 0 && !atomic_load(&nvtxcorr_prof_tracing)) return;
     atomic_store(&nvtxcorr_prof_tracing, 0);
     /* The launches the writer thread has yet to format, into its buffer (written below). */
-    nvtxcorr_prof_trace_writer_drain(from_signal);
+    nvtxcorr_prof_trace_writer_drain();
     atomic_store(&trace_closed, 1);
     /* Writers that passed the gate finish first; a later one sees trace_closed and writes
      * nothing. If the lock cannot be had (a write stuck in the kernel), the file is left

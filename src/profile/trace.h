@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "record.h" /* PROF_BUMP */
 
 /* Appends a string literal at p + n. */
 #define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
@@ -67,9 +68,7 @@ static inline int prof_trace_hand_off(const nvtxcorr_profile_launch_t *pl, const
     }
     uint64_t head = atomic_load_explicit(&t->ring_head, memory_order_relaxed);
     if (head - atomic_load_explicit(&t->ring_tail, memory_order_acquire) >= PROF_TRACE_RING) {
-        atomic_store_explicit(&t->inline_full,
-                              atomic_load_explicit(&t->inline_full, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        PROF_BUMP(t->inline_full, 1);
         return 0;
     }
     prof_trace_rec_t *r = &ring[head % PROF_TRACE_RING];

@@ -104,9 +104,8 @@ static uint64_t count(size_t field)
 }
 
 /* Async-signal-safe: polls. */
-void nvtxcorr_prof_trace_writer_drain(int from_signal)
+void nvtxcorr_prof_trace_writer_drain(void)
 {
-    (void)from_signal;
     if (!atomic_load(&nvtxcorr_prof_trace_writer_on)) return;
     /* Nothing queued (the writer has kept up): nothing to wait for. */
     uint64_t left =

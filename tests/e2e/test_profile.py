@@ -563,6 +563,23 @@ def test_trace_writer_thread(env):
             check(writer > 0 and own > 0, f"{what}: writer {writer}, own thread {own}")
         if what == "bad value":
             check("NVTXCORR_TRACE_WRITER=sometimes: not understood" in run.err, run.err)
+    # A forked child has no writer thread: its launches are formatted by the child itself,
+    # into its own trace (named with %p), with none of the parent's; the parent's are in the
+    # parent's, formatted by its writer.
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-trace-")
+    run = env.run_ok([env.prog("scn_profile"), "fork"], tool=False,
+                     env={"NVTXCORR_TRACE": os.path.join(tmp, "t.%p.json"),
+                          "NVTXCORR_LOG": "debug"})
+    child = re.search(r"child (\d+) status 0", run.out)[1]
+    names = {}
+    for f in os.listdir(tmp):
+        pid = re.match(r"t\.(\d+)\.json", f)[1]
+        names[pid] = sorted(e["name"] for e in trace_launches(load_trace(os.path.join(tmp, f))))
+    check(len(names) == 2 and child in names, f"traces by pid {names}, child {child}")
+    parent = next(v for pid, v in names.items() if pid != child)
+    check(len(names[child]) == 2 and len(parent) == 4 and not set(names[child]) & set(parent),
+          f"child's trace {names[child]}, parent's {parent}")
+    check(len(counted.findall(run.err)) == 1, f"one process with a writer: {run.err}")
 
 
 @scenario
