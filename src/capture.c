@@ -21,11 +21,12 @@ void nvtxcorr_capture_changed(int delta)
     atomic_fetch_add_explicit(&generation, 1, memory_order_acq_rel);
     if (delta > 0) {
         atomic_fetch_add_explicit(&nvtxcorr_captures_open, 1, memory_order_acq_rel);
-        return;
+    } else {
+        unsigned open = atomic_load_explicit(&nvtxcorr_captures_open, memory_order_acquire);
+        while (open > 0 && !atomic_compare_exchange_weak(&nvtxcorr_captures_open, &open, open - 1))
+            ;
     }
-    unsigned open = atomic_load_explicit(&nvtxcorr_captures_open, memory_order_acquire);
-    while (open > 0 && !atomic_compare_exchange_weak(&nvtxcorr_captures_open, &open, open - 1))
-        ;
+    nvtxcorr_routes_refresh(); /* the entry stubs send launches to the C body while one is open */
 }
 
 typedef CUresult (*is_capturing_fn)(CUstream, CUstreamCaptureStatus *);

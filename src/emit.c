@@ -21,9 +21,22 @@ _Atomic int nvtxcorr_nvtx_refused_self;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static nvtxcorr_map_t capture_variants; /* label -> its " [capture]" variant */
 
+void *nvtxcorr_tool_push, *nvtxcorr_tool_pop;
+
+/* Creating the domain is this library's first NVTX call: NVTX3 loads the tool and has it fill
+ * in its function pointers before returning (nvtxInitOnce; another thread's first call waits
+ * for the same), and from then on each is the tool's function or NULL. The entry stubs call
+ * the push and pop from there: NVTX's inline nvtxDomainRangePushEx only loads the same
+ * pointer and tests it. A tool without either gets no stub fast path (routes.c). */
 int nvtxcorr_emit_init(void)
 {
     nvtxcorr_domain = nvtxDomainCreateA(NVTXCORR_DOMAIN);
+    if (nvtxcorr_domain) {
+        nvtxcorr_tool_push =
+            (void *)NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePushEx_impl_fnptr;
+        nvtxcorr_tool_pop =
+            (void *)NVTX_VERSIONED_IDENTIFIER(nvtxGlobals).nvtxDomainRangePop_impl_fnptr;
+    }
     return nvtxcorr_domain != NULL;
 }
 
@@ -167,22 +180,6 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
     variant_job_t job = {l, NULL};
     nvtxcorr_on_slow_stack(make_capture_variant, &job); /* once per label */
     return job.variant ? job.variant : l;
-}
-
-/* The range calls of the x86-64 entry stubs' fast path (hook_bodies.h), called from assembly
- * with the launch's arguments (push) or its result (pop) saved by the stub. The stub lowers
- * the depth only after the tool's pop returns, as nvtxcorr_launch_end does: a signal handler
- * that launches while the tool's callback runs (holding the tool's own lock, perhaps) must
- * pass through, not push a range into the interrupted tool (e2e.launches-from-signal-handler
- * deadlocked under TSan, which runs handlers at such points, when it was lowered first). */
-void nvtxcorr_stub_push(const nvtxcorr_label_t *l)
-{
-    nvtxDomainRangePushEx(nvtxcorr_domain, &l->attr);
-}
-
-void nvtxcorr_stub_pop(void)
-{
-    nvtxDomainRangePop(nvtxcorr_domain);
 }
 
 void nvtxcorr_emit_mark(const char *text, const char *category)

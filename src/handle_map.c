@@ -58,7 +58,10 @@ nvtxcorr_map_empty_t nvtxcorr_map_empty;
 static nvtxcorr_map_table_t *table_new(size_t capacity)
 {
     nvtxcorr_map_table_t *t = calloc(1, sizeof *t + capacity * sizeof(nvtxcorr_map_slot_t));
-    if (t) t->mask = capacity - 1;
+    if (t) {
+        t->mask = capacity - 1;
+        t->byte_mask = t->mask * sizeof(nvtxcorr_map_slot_t);
+    }
     return t;
 }
 

@@ -14,37 +14,40 @@
     __typeof__(&sym) real = (__typeof__(&sym))nvtxcorr_real(NVTXCORR_SLOT_##sym);                  \
     if (NVTXCORR_UNLIKELY(real == NULL)) return NOTFOUND;
 
-/* Launch hooks. On x86-64 the exported symbol is an assembly entry stub and the C body below
- * is a hidden function it jumps to. The stub forwards straight to the real function, with the
- * caller's registers and stack untouched, when the library is pass-through or profiling
- * between windows (PROFILE_IDLE), or the launch is nested inside another hooked call (a
- * runtime launch reaching the driver: the depth is nonzero and the stack pointer below the
- * outermost launch's, nvtxcorr.h). With an NVTX tool attached (ACTIVE), an outermost launch
- * whose handle has a record at its first probe in the map, with a range to push and no
- * capture open anywhere, is bracketed by the stub itself (the fast path below). Anything else
- * (not yet initialised, slot not yet resolved, profile mode, a first launch, a probe that
- * misses, a "-" rule, a capture open) goes to the C body, which does all of it. In C, GCC
- * cannot forward an 11-argument call without saving every argument register and reloading
- * the stack arguments, and it saves five callee-saved registers it then barely uses: that was
- * most of the cost of a range (docs/performance.md, "The launch path at its floor"). Elsewhere
- * the C body is the exported symbol itself. Either way the entry has a second, hidden name,
- * nvtxcorr_local_<sym>, for the hook table (nvtxcorr.h). */
+/* Launch hooks. On x86-64 the exported symbol is an assembly entry stub whose first
+ * instruction jumps where its route (nvtxcorr_stub_routes_t, routes.c) points: the real
+ * function itself when the library is pass-through or profiling between windows
+ * (PROFILE_IDLE), with the caller's registers and stack untouched; one of the stub's fast
+ * paths (ACTIVE, PROFILE, PROFILE while a trace is written); or the C body below, a hidden
+ * function, while nothing else applies (not yet initialised, the slot not yet resolved, a
+ * capture open anywhere, an NVTX tool without a range push or pop). routes.c rewrites the
+ * routes whenever one of those changes, so the launch itself tests none of them. A fast path
+ * forwards straight to the real function when the launch is nested inside another hooked call
+ * (a runtime launch reaching the driver: the depth is nonzero and the stack pointer below the
+ * outermost launch's, nvtxcorr.h); an outermost launch whose handle has a record at its first
+ * probe in the map, with a range to push, is bracketed by the stub itself. Anything else (a
+ * first launch, a probe that misses, a "-" rule, a record without its profile site) goes to the
+ * C body, which does all of it. In C, GCC cannot forward an 11-argument call without saving
+ * every argument register and reloading the stack arguments, and it saves five callee-saved
+ * registers it then barely uses: that was most of the cost of a range (docs/performance.md,
+ * "The launch path at its floor"). Elsewhere the C body is the exported symbol itself. Either
+ * way the entry has a second, hidden name, nvtxcorr_local_<sym>, for the hook table
+ * (nvtxcorr.h). */
 #if defined(__x86_64__) && !defined(NVTXCORR_NO_ENTRY_STUBS)
-/* What the stub's instructions assume: `cmpl $0, %fs:(nvtxcorr_thread)` reads the depth, and
- * `movl nvtxcorr_mode` reads the whole mode; a map is one pointer to its table, whose mask is
- * first and whose 16-byte slots (key, value) start at 24; a record's label is first. */
+/* What the stub's instructions assume: `cmpl $0, %fs:(nvtxcorr_thread)` reads the depth; a
+ * map is one pointer to its table, whose byte mask is at 8 and whose 16-byte slots (key,
+ * value) start at 32; a record's label is first; a route's current target is first. */
 _Static_assert(offsetof(nvtxcorr_thread_t, depth) == 0, "the entry stub reads depth at offset 0");
 _Static_assert(offsetof(nvtxcorr_thread_t, outer_sp) == 8, "the entry stub reads outer_sp at 8");
 _Static_assert(sizeof(unsigned) == 4, "the entry stub compares depth as 4 bytes");
-_Static_assert(sizeof(nvtxcorr_mode) == 4, "the entry stub reads nvtxcorr_mode as 4 bytes");
-_Static_assert(sizeof(nvtxcorr_captures_open) == 4, "the entry stub reads captures_open as 4");
 _Static_assert(offsetof(nvtxcorr_map_t, table) == 0 && sizeof(nvtxcorr_map_t) == 8,
                "the entry stub reads a map as its table pointer");
-_Static_assert(offsetof(nvtxcorr_map_table_t, mask) == 0, "the entry stub reads the mask at 0");
-_Static_assert(offsetof(nvtxcorr_map_table_t, slots) == 24, "the entry stub reads slots at 24");
+_Static_assert(offsetof(nvtxcorr_map_table_t, byte_mask) == 8, "the stub reads byte_mask at 8");
+_Static_assert(offsetof(nvtxcorr_map_table_t, slots) == 32, "the entry stub reads slots at 32");
 _Static_assert(sizeof(nvtxcorr_map_slot_t) == 16 && offsetof(nvtxcorr_map_slot_t, value) == 8,
                "the entry stub reads a slot as key, value");
 _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a record's attr");
+_Static_assert(offsetof(nvtxcorr_stub_routes_t, entry) == 0, "the stub jumps through entry at 0");
 
 /* The System V x86-64 argument layout of each launch entry point of hooks.def, for its stub's
  * fast path: the register holding the handle looked up, how many integer registers carry
@@ -114,38 +117,38 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    pushq 16+8*.Lnvtxcorr_word(%%rbp)\n"                                                      \
     "    .endr\n"
 
-/* The fast path's instructions, as one string, for the mode the stub has just compared: the
+/* The fast path's instructions, as one string, for the route it is (the stub's entry jumps
+ * to it only in that mode, no capture open and the real function known: routes.c): the
  * depth is 0 (outermost; otherwise label 4, the nested test); the handle is the key of its
- * first probe's slot, whose value is a record with a range (not NULL, bit 0 clear); no capture
- * is open (the value's two tests in one: rotated right by one, a tagged value turns negative
- * and NULL stays 0; the record is the rotated value doubled); and `check`, the mode's own test
- * of the record. Then: a frame, the argument registers saved (an even count, so the calls
- * below see an aligned stack), the depth 1 and this frame as the outermost launch's (what
- * nvtxcorr_launch_outermost stores), `begin` called with the record, the registers reloaded
- * from their save slots (which stay, so only an odd count of stack words needs a word of
- * padding), the stack words copied below them, the real call, then `post` (the mode's end,
- * which leaves the call's result in %eax), the depth lowered (after the end: see emit.c) and
- * the result returned unchanged. The map's table is never NULL
- * (NVTXCORR_MAP_EMPTY). */
+ * first probe's slot (the product's top bits masked as a byte offset: nvtxcorr_map_hash),
+ * whose value is a record with a range (not NULL, bit 0 clear: rotated right by one, a tagged
+ * value turns negative and NULL stays 0; the record is the rotated value doubled); and
+ * `check`, the mode's own test of the record. Then: a frame, the argument registers saved (an
+ * even count, so the calls below see an aligned stack), the depth 1 and this frame as the
+ * outermost launch's (what nvtxcorr_launch_outermost stores), `begin` (the record in %r10 as
+ * rotated), the registers reloaded from their save slots (which stay, so only an odd count of
+ * stack words needs a word of padding), the stack words copied below them, the real call,
+ * then `post` (the mode's end, which leaves the call's result in %eax), the depth lowered and
+ * the result returned unchanged. The depth is lowered only after the end returns, as
+ * nvtxcorr_launch_end does: a signal handler that launches while the tool's pop runs (holding
+ * the tool's own lock, perhaps) must pass through, not push a range into the interrupted tool
+ * (e2e.launches-from-signal-handler deadlocked under TSan, which runs handlers at such points,
+ * when it was lowered first). The map's table is never NULL (NVTXCORR_MAP_EMPTY). */
 #define NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, check, begin, post)                     \
     "    movq nvtxcorr_thread@gottpoff(%%rip), %%r11\n"                                            \
     "    cmpl $0, %%fs:(%%r11)\n"                                                                  \
     "    jne 4f\n"                                                                                 \
     "    movq " #map "(%%rip), %%r10\n"                                                            \
     "    movq %%" #keyreg ", %%rax\n"                                                              \
-    "    shrq $%c4, %%rax\n"                                                                       \
     "    imulq nvtxcorr_map_hash_mult(%%rip), %%rax\n"                                             \
-    "    shrq $%c5, %%rax\n"                                                                       \
-    "    andq (%%r10), %%rax\n"                                                                    \
-    "    shlq $4, %%rax\n"                                                                         \
-    "    cmpq %%" #keyreg ", 24(%%r10,%%rax)\n"                                                    \
+    "    shrq $%c1, %%rax\n"                                                                       \
+    "    andq 8(%%r10), %%rax\n"                                                                   \
+    "    cmpq %%" #keyreg ", 32(%%r10,%%rax)\n"                                                    \
     "    jne nvtxcorr_body_" #sym "\n"                                                             \
-    "    movq 32(%%r10,%%rax), %%r10\n"                                                            \
+    "    movq 40(%%r10,%%rax), %%r10\n"                                                            \
     "    rorq $1, %%r10\n"                                                                         \
     "    testq %%r10, %%r10\n"                                                                     \
     "    jle nvtxcorr_body_" #sym "\n"                                                             \
-    "    cmpl $0, nvtxcorr_captures_open(%%rip)\n"                                                 \
-    "    jne nvtxcorr_body_" #sym "\n"                                                             \
     check                                                                                          \
     "    pushq %%rbp\n"                                                                            \
     "    .cfi_adjust_cfa_offset 8\n"                                                               \
@@ -164,8 +167,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    .endif\n"                                                                                 \
     "    movl $1, %%fs:(%%r11)\n"                                                                  \
     "    movq %%rbp, %%fs:8(%%r11)\n"                                                              \
-    "    leaq (%%r10,%%r10), %%rdi\n"                                                              \
-    "    call " begin "\n"                                                                        \
+    begin                                                                                          \
     NVTXCORR_STUB_ARGS(nreg, nstack)                                                               \
     "    call *nvtxcorr_real_fn+%c0(%%rip)\n"                                                      \
     post                                                                                           \
@@ -177,30 +179,50 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
     "    ret\n"
 
 /* The stub is a naked function: GCC gives it its unwind entry (CFA = %rsp + 8 at entry) and
- * nothing else, and the directives below describe the one frame the fast path makes, so a
+ * nothing else, and the directives above describe the one frame a fast path makes, so a
  * backtrace taken inside the real call (a debugger, nsys --cudabacktrace) still reaches the
- * caller. Its operands are constants only. Before any fast path, the mode is compared with
- * PASSTHROUGH first, so the pass-through path is as short as it was; PROFILE_IDLE forwards too.
- * The fast path is one template (NVTXCORR_STUB_FAST) in three copies: ACTIVE, bracketing the
- * call with the range (nvtxcorr_stub_push, _pop, emit.c); PROFILE, bracketing it with profile
- * mode's begin and end (nvtxcorr_stub_prof_begin, _end, profile.c); and PROFILE while a trace
- * is written, which also hands the launch to the trace. Both PROFILE copies need the record's
- * profile site made (its first launch in profile mode goes to the C body, which makes it). */
-/* ACTIVE: the range pushed and popped, the result kept in the first save slot meanwhile. */
+ * caller. Its operands are constants only. The fast path is one template (NVTXCORR_STUB_FAST)
+ * in three copies, each behind a hidden label its route names (nvtxcorr_stub_<mode>_<sym>,
+ * with an end-branch instruction when the build marks indirect-branch targets): ACTIVE,
+ * bracketing the call with the range by calling the NVTX tool's push and pop themselves
+ * (nvtxcorr_tool_push, _pop, emit.c: NVTX's own functions would only load them and test them
+ * again); PROFILE, bracketing it with profile mode's begin and end (nvtxcorr_stub_prof_begin,
+ * _end, profile.c); and PROFILE while a trace is written, which also hands the launch to the
+ * trace. Both PROFILE copies need the record's profile site made (its first launch in profile
+ * mode goes to the C body, which makes it). */
+#ifdef __CET__
+#define NVTXCORR_STUB_ENDBR "    endbr64\n"
+#else
+#define NVTXCORR_STUB_ENDBR
+#endif
+#define NVTXCORR_STUB_LABEL(mode, sym)                                                             \
+    "    .globl nvtxcorr_stub_" #mode "_" #sym "\n"                                                \
+    "    .hidden nvtxcorr_stub_" #mode "_" #sym "\n"                                               \
+    "nvtxcorr_stub_" #mode "_" #sym ":\n"                                                          \
+    NVTXCORR_STUB_ENDBR
+/* ACTIVE: the tool's push with the domain and the record's attributes, and its pop, the
+ * result kept in the first save slot meanwhile. */
 #define NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                                       \
-    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "", "nvtxcorr_stub_push",                   \
+    NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack, "",                                         \
+                       "    movq nvtxcorr_domain(%%rip), %%rdi\n"                                  \
+                       "    leaq (%%r10,%%r10), %%rsi\n"                                           \
+                       "    call *nvtxcorr_tool_push(%%rip)\n",                                    \
                        "    movl %%eax, -8(%%rbp)\n"                                               \
-                       "    call nvtxcorr_stub_pop\n"                                              \
+                       "    movq nvtxcorr_domain(%%rip), %%rdi\n"                                  \
+                       "    call *nvtxcorr_tool_pop(%%rip)\n"                                      \
                        "    movl -8(%%rbp), %%eax\n")
 /* The PROFILE copies' test of the record: its profile site is made (else the C body makes it). */
 #define NVTXCORR_STUB_SITE_MADE(sym)                                                               \
-    "    cmpq $0, %c7(%%r10,%%r10)\n"                                                              \
+    "    cmpq $0, %c2(%%r10,%%r10)\n"                                                              \
     "    je nvtxcorr_body_" #sym "\n"
+#define NVTXCORR_STUB_PROF_BEGIN                                                                   \
+    "    leaq (%%r10,%%r10), %%rdi\n"                                                              \
+    "    call nvtxcorr_stub_prof_begin\n"
 /* PROFILE, for a record whose site is made, no trace being written: profile mode's end gets
  * the call's result and gives it back. */
 #define NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                                      \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
-                       NVTXCORR_STUB_SITE_MADE(sym), "nvtxcorr_stub_prof_begin",                  \
+                       NVTXCORR_STUB_SITE_MADE(sym), NVTXCORR_STUB_PROF_BEGIN,                    \
                        "    movl %%eax, %%edi\n"                                                   \
                        "    call nvtxcorr_stub_prof_end\n")
 /* The same while a trace is written: the end gives the result back with bit 32 set when the
@@ -210,7 +232,7 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
  * the grid as the C body does, and the result is asked back from profile mode. */
 #define NVTXCORR_STUB_TRACE(sym, map, keyreg, nreg, nstack)                                        \
     NVTXCORR_STUB_FAST(sym, map, keyreg, nreg, nstack,                                             \
-                       NVTXCORR_STUB_SITE_MADE(sym), "nvtxcorr_stub_prof_begin",                  \
+                       NVTXCORR_STUB_SITE_MADE(sym), NVTXCORR_STUB_PROF_BEGIN,                    \
                        "    movl %%eax, %%edi\n"                                                   \
                        "    call nvtxcorr_stub_trace_end\n"                                        \
                        "    btq $32, %%rax\n"                                                      \
@@ -220,35 +242,34 @@ _Static_assert(offsetof(nvtxcorr_label_t, attr) == 0, "the entry stub pushes a r
                        "    call nvtxcorr_trace_" #sym "\n"                                        \
                        "    call nvtxcorr_stub_prof_result\n"                                      \
                        "8:\n")
+/* The stub's route, in the routes section (routes.c walks it): where its entry jumps now, to
+ * start with the C body, which initialises. */
+#define NVTXCORR_STUB_ROUTES(sym)                                                                  \
+    extern const char nvtxcorr_stub_active_##sym[] NVTXCORR_HIDDEN;                                \
+    extern const char nvtxcorr_stub_profile_##sym[] NVTXCORR_HIDDEN;                               \
+    extern const char nvtxcorr_stub_trace_##sym[] NVTXCORR_HIDDEN;                                 \
+    NVTXCORR_HIDDEN __attribute__((used, section(NVTXCORR_ROUTES_SECTION), aligned(8)))            \
+    nvtxcorr_stub_routes_t nvtxcorr_routes_##sym = {                                               \
+        (void *)nvtxcorr_body_##sym,    (void *)nvtxcorr_body_##sym,                               \
+        (const void *)nvtxcorr_stub_active_##sym, (const void *)nvtxcorr_stub_profile_##sym,       \
+        (const void *)nvtxcorr_stub_trace_##sym,  NVTXCORR_SLOT_##sym};
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \
+    NVTXCORR_STUB_ROUTES(sym)                                                                      \
     NVTXCORR_EXPORT __attribute__((naked, used)) R sym params                                      \
     {                                                                                              \
-        __asm__ volatile("    movq nvtxcorr_real_fn+%c0(%%rip), %%rax\n"                           \
-                         "    testq %%rax, %%rax\n"                                                \
-                         "    jz nvtxcorr_body_" #sym "\n"                                         \
-                         "    movl nvtxcorr_mode(%%rip), %%r11d\n"                                 \
-                         "    cmpl $%c1, %%r11d\n"                                                 \
-                         "    je 1f\n"                                                             \
-                         "    cmpl $%c2, %%r11d\n"                                                 \
-                         "    jne 5f\n"                                                            \
+        __asm__ volatile("    jmp *nvtxcorr_routes_" #sym "(%%rip)\n"                              \
+                         NVTXCORR_STUB_LABEL(active, sym)                                          \
                          NVTXCORR_STUB_ACTIVE(sym, map, keyreg, nreg, nstack)                      \
-                         "5:  cmpl $%c3, %%r11d\n"                                                 \
-                         "    je 1f\n"                                                             \
-                         "    cmpl $%c6, %%r11d\n"                                                 \
-                         "    jne nvtxcorr_body_" #sym "\n"                                        \
-                         "    cmpl $0, nvtxcorr_prof_tracing(%%rip)\n"                             \
-                         "    jne 7f\n"                                                            \
+                         NVTXCORR_STUB_LABEL(profile, sym)                                         \
                          NVTXCORR_STUB_PROFILE(sym, map, keyreg, nreg, nstack)                     \
-                         "7:\n"                                                                    \
+                         NVTXCORR_STUB_LABEL(trace, sym)                                           \
                          NVTXCORR_STUB_TRACE(sym, map, keyreg, nreg, nstack)                       \
                          "4:  cmpq %%fs:8(%%r11), %%rsp\n"                                         \
                          "    ja nvtxcorr_body_" #sym "\n"                                         \
-                         "1:  jmp *%%rax\n"                                                        \
+                         "    jmp *nvtxcorr_real_fn+%c0(%%rip)\n"                                  \
                          :                                                                         \
                          : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
-                           "i"(NVTXCORR_MODE_PASSTHROUGH), "i"(NVTXCORR_MODE_ACTIVE),              \
-                           "i"(NVTXCORR_MODE_PROFILE_IDLE), "i"(NVTXCORR_MAP_HASH_DROP),           \
-                           "i"(NVTXCORR_MAP_HASH_SHIFT), "i"(NVTXCORR_MODE_PROFILE),               \
+                           "i"(NVTXCORR_MAP_HASH_SHIFT - 4),                                       \
                            "i"(offsetof(nvtxcorr_record_t, site)));                                \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)

@@ -128,6 +128,7 @@ static void after_fork_in_parent(void)
 static void after_fork_in_child(void)
 {
     fork_all(NVTXCORR_FORK_CHILD);
+    nvtxcorr_routes_refresh(); /* a refresh on another thread stopped halfway by the fork */
     if (fork_locked) nvtxcorr_thread.depth--;
     fork_locked = 0;
 }
@@ -137,7 +138,7 @@ static void initialise_here(void *unused)
     (void)unused;
     int mode = NVTXCORR_MODE_PASSTHROUGH;
     if (!nvtxcorr_config.enabled) { /* inert: no NVTX, no output */
-        atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
+        nvtxcorr_set_mode(mode);
         return;
     }
     const char *why;
@@ -185,7 +186,7 @@ static void initialise_here(void *unused)
         fork_append(core, sizeof core / sizeof core[0]);
         pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child);
     }
-    atomic_store_explicit(&nvtxcorr_mode, mode, memory_order_release);
+    nvtxcorr_set_mode(mode);
     if (profile) nvtxcorr_profile_started();
 }
 

@@ -124,6 +124,27 @@ static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
     return NVTXCORR_LIKELY(p != NULL) ? p : nvtxcorr_resolve_slot(id);
 }
 
+/* ---- where each x86-64 launch entry stub jumps (routes.c) ----
+ * The exported launch symbol's first instruction is `jmp *entry` of its route, one per launch
+ * row of hooks.def, kept together in one section of the library. `entry` is the real
+ * function (pass-through, and profile mode between windows), one of the stub's fast paths
+ * (active, profile, trace), or the C body when none applies. It depends on the mode, on
+ * whether a capture is open, on whether profile mode writes a trace, on the slot's real
+ * function and on the NVTX tool's push and pop, and is rewritten (nvtxcorr_routes_refresh)
+ * after any of those changes: the launch itself then tests none of them. */
+typedef struct nvtxcorr_stub_routes {
+    void *_Atomic entry; /* read by the stub's first instruction */
+    void *body;          /* the C body (hook_bodies.h) */
+    const void *active, *profile, *trace;
+    unsigned slot;
+} nvtxcorr_stub_routes_t;
+#define NVTXCORR_ROUTES_SECTION "nvtxcorr_routes"
+void nvtxcorr_routes_refresh(void);
+/* Profile mode says whether it writes a trace (the trace route) through this. */
+void nvtxcorr_routes_tracing(int on);
+/* Stores the mode and refreshes the routes. */
+void nvtxcorr_set_mode(int mode);
+
 /* Returns our hook for slot `id` if `real` is (or can become) that slot's real function,
  * else `real` itself: a second, different implementation is passed through untouched. */
 void *nvtxcorr_claim(nvtxcorr_slot_id_t id, void *real);
@@ -318,10 +339,10 @@ const nvtxcorr_label_t *nvtxcorr_label_capture_variant(const nvtxcorr_label_t *l
 void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
                          const char *category, int skip);
 void nvtxcorr_emit_mark(const char *text, const char *category);
-/* The x86-64 entry stubs' range push and pop (hook_bodies.h, emit.c); the stub lowers the
- * depth after the pop. */
-void nvtxcorr_stub_push(const nvtxcorr_label_t *l);
-void nvtxcorr_stub_pop(void);
+/* The NVTX tool's own range push and pop for this library's NVTX instance, read once the
+ * tool is loaded (emit.c), or NULL: the x86-64 entry stubs call them directly
+ * (hook_bodies.h), and lower the depth after the pop. */
+extern void *nvtxcorr_tool_push, *nvtxcorr_tool_pop;
 
 /* ---- fork (init.c): every lock of the library, profile mode's included, is taken by the one
  * pthread_atfork prepare handler, in one order, and released in the parent and re-initialised
@@ -353,6 +374,7 @@ typedef struct nvtxcorr_map_slot {
 
 typedef struct nvtxcorr_map_table {
     size_t mask;
+    size_t byte_mask; /* mask * sizeof(nvtxcorr_map_slot_t): the entry stubs' probe */
     size_t used;
     struct nvtxcorr_map_table *older; /* kept for readers still walking it; never freed */
     nvtxcorr_map_slot_t slots[];
@@ -362,17 +384,17 @@ typedef struct nvtxcorr_map {
     nvtxcorr_map_table_t *_Atomic table;
 } nvtxcorr_map_t;
 
-/* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. The x86-64 entry
- * stubs compute the same hash in assembly (hook_bodies.h), multiplying by
- * nvtxcorr_map_hash_mult in memory. */
-#define NVTXCORR_MAP_HASH_DROP 4
+/* Fibonacci hashing: the top bits of the handle times 2^64 / phi. A handle's low bits are
+ * zero (aligned pointers), so shifting the product right by 24 gives what dropping four
+ * bits before multiplying and shifting by 20 would. The x86-64 entry stubs compute the same
+ * slot in assembly (hook_bodies.h) as a byte offset: the product shifted right by 20 and
+ * masked with the table's byte_mask, multiplying by nvtxcorr_map_hash_mult in memory. */
 #define NVTXCORR_MAP_HASH_MULT 0x9E3779B97F4A7C15ull
-#define NVTXCORR_MAP_HASH_SHIFT 20
+#define NVTXCORR_MAP_HASH_SHIFT 24
 extern const uint64_t nvtxcorr_map_hash_mult; /* NVTXCORR_MAP_HASH_MULT */
 static inline size_t nvtxcorr_map_hash(uintptr_t key)
 {
-    return (size_t)(((uint64_t)key >> NVTXCORR_MAP_HASH_DROP) * NVTXCORR_MAP_HASH_MULT >>
-                    NVTXCORR_MAP_HASH_SHIFT);
+    return (size_t)((uint64_t)key * NVTXCORR_MAP_HASH_MULT >> NVTXCORR_MAP_HASH_SHIFT);
 }
 
 /* What a map can hold before its first entry instead of NULL: one table of a single empty

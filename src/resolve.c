@@ -118,10 +118,12 @@ void *nvtxcorr_resolve_slot(nvtxcorr_slot_id_t id)
         return NULL;
     }
     void *expected = NULL;
-    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, p))
+    if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, p)) {
         pin(p);
-    else
+        nvtxcorr_routes_refresh(); /* a stub's route may now be its real function */
+    } else {
         p = expected;
+    }
     return p;
 }
 
@@ -132,6 +134,7 @@ static void *claim_slot(nvtxcorr_slot_id_t id, void *real)
     void *expected = NULL;
     if (atomic_compare_exchange_strong(&nvtxcorr_real_fn[id], &expected, real)) {
         pin(real);
+        nvtxcorr_routes_refresh();
         return nvtxcorr_hooks[id].hook;
     }
     if (expected == real) return nvtxcorr_hooks[id].hook;

@@ -34,6 +34,14 @@
 #include "trace.h"
 
 _Atomic int nvtxcorr_prof_tracing;
+
+/* The flag above, also told to the core: while a trace is written, the entry stubs take their
+ * trace route (routes.c). */
+static void set_tracing(int on)
+{
+    atomic_store(&nvtxcorr_prof_tracing, on);
+    nvtxcorr_routes_tracing(on);
+}
 static int trace_fd = -1;
 static uint64_t trace_dev, trace_ino; /* what trace_fd must still name to be written to */
 static _Atomic int open_state;        /* 0 to open, 1 opening, 2 open, 3 failed */
@@ -102,7 +110,7 @@ static int owned(void)
  * it still ends on a whole event. Caller holds the file lock. */
 static void stop(int err)
 {
-    atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+    set_tracing(0);
     if (atomic_exchange(&stopped, err)) return;
     struct stat st;
     int known = err != EBADF && fstat(trace_fd, &st) == 0;
@@ -179,7 +187,7 @@ static int ensure_open(void)
         int ok = open_file() == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         atomic_store_explicit(&open_state, ok ? 2 : 3, memory_order_release);
-        if (!ok) atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+        if (!ok) set_tracing(0);
         return ok ? 0 : -1;
     }
     for (int i = 0; i < 100000 && atomic_load(&open_state) == 1; i++)
@@ -196,7 +204,7 @@ static void emit(const char *buf, size_t len, int final)
     if (final || !atomic_load(&trace_closed)) {
         uint64_t before = atomic_fetch_add(&trace_written, len);
         if (before + len > trace_cap) {
-            atomic_store_explicit(&nvtxcorr_prof_tracing, 0, memory_order_relaxed);
+            set_tracing(0);
             if (!atomic_exchange(&cap_warned, 1)) {
                 char mb[24];
                 mb[nvtxcorr_fmt_u64(mb, nvtxcorr_config.trace_max_mb)] = 0;
@@ -464,7 +472,7 @@ int nvtxcorr_prof_trace_init(void)
                   strcmp(path + len - 5, ".json") == 0);
     form = kineto ? &nvtxcorr_prof_trace_kineto : &nvtxcorr_prof_trace_chrome;
     if (ensure_open() != 0) return -1;
-    atomic_store(&nvtxcorr_prof_tracing, 1);
+    set_tracing(1);
     return 0;
 }
 
@@ -514,7 +522,7 @@ static off_t squeeze(void)
 void nvtxcorr_prof_trace_finish(int from_signal)
 {
     if (atomic_load(&open_state) == 0 && !atomic_load(&nvtxcorr_prof_tracing)) return;
-    atomic_store(&nvtxcorr_prof_tracing, 0);
+    set_tracing(0);
     /* The launches the writer thread has yet to format, into its buffer (written below). */
     nvtxcorr_prof_trace_writer_drain();
     atomic_store(&trace_closed, 1);
@@ -559,5 +567,5 @@ void nvtxcorr_prof_trace_after_fork(void)
     atomic_store(&file_busy, 0);
     holding = 0;
     nvtxcorr_prof_trace_writer_after_fork();
-    if (nvtxcorr_config.trace) atomic_store(&nvtxcorr_prof_tracing, 1);
+    if (nvtxcorr_config.trace) set_tracing(1);
 }

@@ -94,7 +94,7 @@ static void open_window(int reason)
         atomic_store(&open_reason, reason);
         atomic_store(&start_ns, nvtxcorr_prof_realtime_ns());
         atomic_store(&start_ticks, prof_now());
-        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+        nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);
         atomic_store(&state, OPEN);
     } else if (expected == STOPPING || expected == CLOSING) {
         atomic_store(&want_open, reason);
@@ -129,7 +129,7 @@ static int close_window(int reason)
             atomic_store(&want_open, 0); /* a toggle took its reopen back */
         return 0;
     }
-    atomic_store_explicit(&nvtxcorr_mode, idle_mode, memory_order_release);
+    nvtxcorr_set_mode(idle_mode);
     atomic_store(&end_ns, nvtxcorr_prof_realtime_ns());
     atomic_store(&end_ticks, prof_now());
     atomic_store(&close_reason, reason);
@@ -341,7 +341,7 @@ void nvtxcorr_prof_window_start(void)
                           "one summary at exit",
                           (char *)NULL);
         nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
-        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+        nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);
         return;
     }
     if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_SIGNAL) {
@@ -364,7 +364,7 @@ void nvtxcorr_prof_window_start(void)
             nvtxcorr_prof_say("warn", "NVTXCORR_WINDOW=signal: the program already handles signal ",
                               num, "; no windows (one summary at exit)", (char *)NULL);
             nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
-            atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+            nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);
             return;
         }
     }
@@ -377,7 +377,7 @@ void nvtxcorr_prof_window_start(void)
         nvtxcorr_prof_say("error", "NVTXCORR_WINDOW: no helper thread (",
                           nvtxcorr_prof_strerror(err), "); one summary at exit", (char *)NULL);
         nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
-        atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+        nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);
     }
 }
 
@@ -388,7 +388,7 @@ void nvtxcorr_prof_window_after_fork(void)
     if (!nvtxcorr_prof_windows()) return;
     nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
     atomic_store(&state, FINISHED);
-    atomic_store_explicit(&nvtxcorr_mode, NVTXCORR_MODE_PROFILE, memory_order_release);
+    nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);
 }
 
 /* At exit (exit.c, in place of the whole-run summary): the window still open, or closed and

@@ -76,6 +76,13 @@ def test_launch_arguments_arrive_intact(env):
         "no tool": dict(tool=False),
         "profile mode": dict(env={"NVTXCORR_PROFILE": "{tmp}/p.json"}),
         "profile mode, no tool": dict(tool=False, env={"NVTXCORR_PROFILE": "{tmp}/p.json"}),
+        # A tool without the domain range push or pop: the entry stubs' range path calls the
+        # tool's two functions itself, so it must not be taken (routes.c); NVTX's own calls
+        # then skip the one missing, and the ranges stay unbalanced as the tool chose.
+        "tool without a range push": dict(balanced=False,
+                                          env={"NVTXREC_WITHOUT": "DomainRangePushEx"}),
+        "tool without a range pop": dict(balanced=False,
+                                         env={"NVTXREC_WITHOUT": "DomainRangePop"}),
     }
     for what, kwargs in configs.items():
         with tempfile.TemporaryDirectory() as tmp:
@@ -102,6 +109,12 @@ def test_launch_arguments_arrive_intact(env):
                   f"{bad[:3]}")
             if what == "recording tool":
                 check(len(run.pushes()) == 54, f"{len(run.pushes())} ranges for 54 launches")
+            if what.startswith("tool without"):
+                pops = sum(1 for e in run.events
+                           if e["kind"] == "pop" and e["domain"] == "nvtxcorr")
+                want = (0, 54) if what.endswith("push") else (54, 0)
+                check((len(run.pushes()), pops) == want,
+                      f"{what}: {len(run.pushes())} pushes and {pops} pops, expected {want}")
             if what.startswith("profile mode"):
                 # The first launch of each handle goes through the C body, the next two through
                 # the stub's profile path: each is counted once, none as an error.

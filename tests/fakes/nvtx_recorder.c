@@ -19,6 +19,8 @@
  *
  * NVTXREC_MODE=noop registers callbacks that only return (domain and string handles are still
  * real, non-NULL and distinct) and writes nothing: the "no-op tool" of the overhead benchmark.
+ * NVTXREC_WITHOUT=<name> leaves that one callback unset (DomainRangePop, for example), as a
+ * tool that implements only part of NVTX does: NVTX's calls of it then do nothing.
  * NVTXREC_FAIL_INIT=1 makes InitializeInjectionNvtx2 return 0 (a tool that fails to load).
  * NVTXREC_INIT_SLEEP_MS=n makes InitializeInjectionNvtx2 a slow tool's: it sleeps n ms, then
  * uses the dynamic loader (dlopen), as real tools do when they load their back ends.
@@ -301,11 +303,12 @@ static nvtxStringHandle_t NVTX_API n_DomainRegisterStringA(nvtxDomainHandle_t d,
 struct rec_slot {
     unsigned index;
     NvtxFunctionPointer rec, noop;
+    const char *name;
 };
 
 #define SLOT(id, name)                                                                             \
     {                                                                                              \
-        id, (NvtxFunctionPointer)r_##name, (NvtxFunctionPointer)n_##name                           \
+        id, (NvtxFunctionPointer)r_##name, (NvtxFunctionPointer)n_##name, #name                    \
     }
 
 static const struct rec_slot rec_core[] = {
@@ -345,8 +348,10 @@ static int rec_fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule modul
     NvtxFunctionTable table = NULL;
     unsigned int size = 0;
     if (!cb->GetModuleFunctionTable(module, &table, &size) || table == NULL) return 0;
+    const char *without = getenv("NVTXREC_WITHOUT");
     for (size_t i = 0; i < n; i++)
-        if (slots[i].index < size && table[slots[i].index] != NULL)
+        if (slots[i].index < size && table[slots[i].index] != NULL &&
+            (without == NULL || strcmp(without, slots[i].name) != 0))
             *table[slots[i].index] = rec_noop ? slots[i].noop : slots[i].rec;
     return 1;
 }

@@ -1,8 +1,8 @@
 /* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
  * not exercise: initialisation (init.c), settings (config.c: the environment read directly),
- * diagnostics (log.c), glibc's dlsym behind our override (dlsym.c) and the hooks themselves
- * (their hidden aliases, one per row of hooks.def, used by resolve.c's table only as
- * addresses). */
+ * diagnostics (log.c), the entry stubs' routes (routes.c), glibc's dlsym behind our override
+ * (dlsym.c) and the hooks themselves (their hidden aliases, one per row of hooks.def, used by
+ * resolve.c's table only as addresses). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -48,6 +48,9 @@ void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
 {
     (void)mutex, (void)phase;
 }
+
+/* No entry stubs here: nothing to route (routes.c). */
+void nvtxcorr_routes_refresh(void) {}
 
 void *nvtxcorr_real_dlsym(void *handle, const char *name)
 {
