@@ -120,9 +120,9 @@ _Static_assert(offsetof(nvtxcorr_stub_routes_t, entry) == 0, "the stub jumps thr
 /* The fast path's instructions, as one string, for the route it is (the stub's entry jumps
  * to it only in that mode, no capture open and the real function known: routes.c): the
  * depth is 0 (outermost; otherwise label 4, the nested test); the handle is the key of its
- * first probe's slot (the product's top bits masked as a byte offset: nvtxcorr_map_hash),
- * whose value is a record with a range (not NULL, bit 0 clear: rotated right by one, a tagged
- * value turns negative and NULL stays 0; the record is the rotated value doubled); and
+ * first probe's slot (nvtxcorr_map_hash, kept as a byte offset), whose value is a record with
+ * a range (not NULL, bit 0 clear: rotated right by one, a tagged value turns negative and NULL
+ * stays 0; the record is the rotated value doubled); and
  * `check`, the mode's own test of the record. Then: a frame, the argument registers saved (an
  * even count, so the calls below see an aligned stack), the depth 1 and this frame as the
  * outermost launch's (what nvtxcorr_launch_outermost stores), `begin` (the record in %r10 as
@@ -140,6 +140,7 @@ _Static_assert(offsetof(nvtxcorr_stub_routes_t, entry) == 0, "the stub jumps thr
     "    jne 4f\n"                                                                                 \
     "    movq " #map "(%%rip), %%r10\n"                                                            \
     "    movq %%" #keyreg ", %%rax\n"                                                              \
+    "    shrq $%c3, %%rax\n"                                                                       \
     "    imulq nvtxcorr_map_hash_mult(%%rip), %%rax\n"                                             \
     "    shrq $%c1, %%rax\n"                                                                       \
     "    andq 8(%%r10), %%rax\n"                                                                   \
@@ -270,7 +271,8 @@ _Static_assert(offsetof(nvtxcorr_stub_routes_t, entry) == 0, "the stub jumps thr
                          :                                                                         \
                          : "i"(sizeof(void *) * NVTXCORR_SLOT_##sym),                              \
                            "i"(NVTXCORR_MAP_HASH_SHIFT - 4),                                       \
-                           "i"(offsetof(nvtxcorr_record_t, site)));                                \
+                           "i"(offsetof(nvtxcorr_record_t, site)),                                 \
+                           "i"(NVTXCORR_MAP_HASH_DROP));                                           \
     }                                                                                              \
     NVTXCORR_LOCAL_ALIAS(sym)
 /* clang-format on */

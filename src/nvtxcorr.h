@@ -384,17 +384,20 @@ typedef struct nvtxcorr_map {
     nvtxcorr_map_table_t *_Atomic table;
 } nvtxcorr_map_t;
 
-/* Fibonacci hashing: the top bits of the handle times 2^64 / phi. A handle's low bits are
- * zero (aligned pointers), so shifting the product right by 24 gives what dropping four
- * bits before multiplying and shifting by 20 would. The x86-64 entry stubs compute the same
- * slot in assembly (hook_bodies.h) as a byte offset: the product shifted right by 20 and
- * masked with the table's byte_mask, multiplying by nvtxcorr_map_hash_mult in memory. */
+/* Handles are aligned pointers: drop the low bits, then Fibonacci-hash. The x86-64 entry
+ * stubs compute the same slot in assembly (hook_bodies.h) as a byte offset: the product
+ * shifted right by 4 bits less and masked with the table's byte_mask, multiplying by
+ * nvtxcorr_map_hash_mult in memory. (Taking the product's bits from 24 up without dropping
+ * any first spreads the fake driver's 24-byte-strided handles worse: a quarter of 100
+ * kernels missed their first probe, and took the C body.) */
+#define NVTXCORR_MAP_HASH_DROP 4
 #define NVTXCORR_MAP_HASH_MULT 0x9E3779B97F4A7C15ull
-#define NVTXCORR_MAP_HASH_SHIFT 24
+#define NVTXCORR_MAP_HASH_SHIFT 20
 extern const uint64_t nvtxcorr_map_hash_mult; /* NVTXCORR_MAP_HASH_MULT */
 static inline size_t nvtxcorr_map_hash(uintptr_t key)
 {
-    return (size_t)((uint64_t)key * NVTXCORR_MAP_HASH_MULT >> NVTXCORR_MAP_HASH_SHIFT);
+    return (size_t)(((uint64_t)key >> NVTXCORR_MAP_HASH_DROP) * NVTXCORR_MAP_HASH_MULT >>
+                    NVTXCORR_MAP_HASH_SHIFT);
 }
 
 /* What a map can hold before its first entry instead of NULL: one table of a single empty
