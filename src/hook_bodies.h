@@ -249,9 +249,9 @@ _Static_assert(offsetof(nvtxcorr_stub_routes_t, entry) == 0, "the stub jumps thr
     extern const char nvtxcorr_stub_active_##sym[] NVTXCORR_HIDDEN;                                \
     extern const char nvtxcorr_stub_profile_##sym[] NVTXCORR_HIDDEN;                               \
     extern const char nvtxcorr_stub_trace_##sym[] NVTXCORR_HIDDEN;                                 \
-    NVTXCORR_HIDDEN __attribute__((used, section(NVTXCORR_ROUTES_SECTION), aligned(8)))            \
+    NVTXCORR_HIDDEN __attribute__((used, section(NVTXCORR_ROUTES_SECTION)))                        \
     nvtxcorr_stub_routes_t nvtxcorr_routes_##sym = {                                               \
-        (void *)nvtxcorr_body_##sym,    (void *)nvtxcorr_body_##sym,                               \
+        (void *)nvtxcorr_body_##sym,    0, (void *)nvtxcorr_body_##sym,                            \
         (const void *)nvtxcorr_stub_active_##sym, (const void *)nvtxcorr_stub_profile_##sym,       \
         (const void *)nvtxcorr_stub_trace_##sym,  NVTXCORR_SLOT_##sym};
 #define NVTXCORR_LAUNCH_STUB__(R, sym, params, map, keyreg, nreg, nstack)                          \

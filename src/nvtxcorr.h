@@ -132,9 +132,10 @@ static inline void *nvtxcorr_real(nvtxcorr_slot_id_t id)
  * whether a capture is open, on whether profile mode writes a trace, on the slot's real
  * function and on the NVTX tool's push and pop, and is rewritten (nvtxcorr_routes_refresh)
  * after any of those changes: the launch itself then tests none of them. */
-typedef struct nvtxcorr_stub_routes {
-    void *_Atomic entry; /* read by the stub's first instruction */
-    void *body;          /* the C body (hook_bodies.h) */
+typedef struct __attribute__((aligned(16))) nvtxcorr_stub_routes {
+    void *entry;  /* read by the stub's first instruction */
+    uint64_t gen; /* the refresh that wrote entry: both change together (routes.c) */
+    void *body;   /* the C body (hook_bodies.h) */
     const void *active, *profile, *trace;
     unsigned slot;
 } nvtxcorr_stub_routes_t;

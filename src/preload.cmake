@@ -87,7 +87,7 @@ endif()
 # expansion, compiled as the library compiles them and linked into a program without
 # preloading anything.
 if(NVTXCORR_BUILD_TESTS)
-  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c
+  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c routes.c
     profile/out.c profile/histogram.c profile/path.c context/tree.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
     ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context

@@ -7,13 +7,20 @@
  * times in a run (a capture's begin and end, a window), launches millions of times, so the
  * launch tests none of them.
  *
- * Writers never lock, so that a signal handler or a forked child may refresh too: each refresh
- * claims a new generation of the route word (a compare-and-swap, after reading what it
- * depends on), writes every entry, and starts again if another refresh claimed a newer one
- * meanwhile. The last refresh to finish has written every entry after the newest claim, and
- * that claim read the inputs after every change made before it. In between, a launch may take
- * the previous route for a moment: exactly as if it had read the mode a moment earlier. On
- * other architectures, and in builds without the stubs, the section is empty. */
+ * Writers never lock, so that a signal handler, a window's helper thread and a forked child may
+ * all refresh. Each refresh claims a generation (one atomic add), then reads what the routes
+ * depend on, then writes each route with its generation in one 16-byte compare-and-swap,
+ * leaving alone a route that a later refresh has written already. So a route's generation
+ * only grows, and when a refresh returns every route holds what a refresh claimed no earlier
+ * than it wrote: one that read the inputs after the caller changed one. A launch the caller
+ * makes next takes the new route (a capture's first launch takes the C body, the launch after
+ * cuProfilerStop is not counted). Signals are blocked meanwhile, so a handler that leaves by
+ * siglongjmp cannot abandon a refresh halfway. Another thread may take the previous route for
+ * a moment, exactly as if it had read the mode a moment earlier. On other architectures, and
+ * in builds without the stubs, the section is empty. */
+#define _GNU_SOURCE
+#include <signal.h>
+
 #include "nvtxcorr.h"
 
 extern nvtxcorr_stub_routes_t __start_nvtxcorr_routes[] __attribute__((weak)) NVTXCORR_HIDDEN;
@@ -22,7 +29,7 @@ extern nvtxcorr_stub_routes_t __stop_nvtxcorr_routes[] __attribute__((weak)) NVT
 enum { ROUTE_BODY, ROUTE_REAL, ROUTE_ACTIVE, ROUTE_PROFILE, ROUTE_TRACE };
 
 static _Atomic int tracing;
-static _Atomic unsigned route_word; /* generation << 8 | route */
+static _Atomic uint64_t generation; /* the last one claimed */
 
 static unsigned route_now(void)
 {
@@ -54,16 +61,38 @@ static void *target(const nvtxcorr_stub_routes_t *r, unsigned route)
     }
 }
 
+/* Replaces (entry, gen) with (to, g) if it still holds (entry, gen): one locked cmpxchg16b
+ * (every x86-64 CPU this library's stubs run on has it), so a route's target and generation
+ * never part. Elsewhere there are no routes to write. */
+static int swap_route(nvtxcorr_stub_routes_t *r, void *entry, uint64_t gen, void *to, uint64_t g)
+{
+#if defined(__x86_64__)
+    unsigned char done;
+    __asm__ volatile("lock cmpxchg16b %1\n\tsete %0"
+                     : "=q"(done), "+m"(*r), "+a"(entry), "+d"(gen)
+                     : "b"(to), "c"(g)
+                     : "memory", "cc");
+    return done;
+#else
+    (void)r, (void)entry, (void)gen, (void)to, (void)g;
+    return 1;
+#endif
+}
+
 void nvtxcorr_routes_refresh(void)
 {
-    for (;;) {
-        unsigned w = atomic_load(&route_word);
-        unsigned next = ((w >> 8) + 1) << 8 | route_now();
-        if (!atomic_compare_exchange_strong(&route_word, &w, next)) continue;
-        for (nvtxcorr_stub_routes_t *r = __start_nvtxcorr_routes; r < __stop_nvtxcorr_routes; r++)
-            atomic_store_explicit(&r->entry, target(r, next & 0xff), memory_order_release);
-        if (atomic_load(&route_word) == next) return;
-    }
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    uint64_t g = atomic_fetch_add(&generation, 1) + 1;
+    unsigned route = route_now(); /* after the claim: a later claim reads later inputs */
+    for (nvtxcorr_stub_routes_t *r = __start_nvtxcorr_routes; r < __stop_nvtxcorr_routes; r++)
+        for (;;) {
+            uint64_t gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE);
+            void *entry = __atomic_load_n(&r->entry, __ATOMIC_ACQUIRE);
+            if (gen >= g || swap_route(r, entry, gen, target(r, route), g)) break;
+        }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void nvtxcorr_routes_tracing(int on)

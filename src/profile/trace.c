@@ -35,12 +35,11 @@
 
 _Atomic int nvtxcorr_prof_tracing;
 
-/* The flag above, also told to the core: while a trace is written, the entry stubs take their
- * trace route (routes.c). */
+/* The flag above, also told to the core when it changes: while a trace is written, the entry
+ * stubs take their trace route (routes.c). */
 static void set_tracing(int on)
 {
-    atomic_store(&nvtxcorr_prof_tracing, on);
-    nvtxcorr_routes_tracing(on);
+    if (atomic_exchange(&nvtxcorr_prof_tracing, on) != on) nvtxcorr_routes_tracing(on);
 }
 static int trace_fd = -1;
 static uint64_t trace_dev, trace_ino; /* what trace_fd must still name to be written to */

@@ -1,8 +1,8 @@
 /* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
  * not exercise: initialisation (init.c), settings (config.c: the environment read directly),
- * diagnostics (log.c), the entry stubs' routes (routes.c), glibc's dlsym behind our override
- * (dlsym.c) and the hooks themselves (their hidden aliases, one per row of hooks.def, used by
- * resolve.c's table only as addresses). */
+ * diagnostics (log.c), the captures and the NVTX tool routes.c reads, glibc's dlsym behind our
+ * override (dlsym.c) and the hooks themselves (their hidden aliases, one per row of hooks.def, used
+ * by resolve.c's table only as addresses). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
@@ -49,8 +49,10 @@ void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
     (void)mutex, (void)phase;
 }
 
-/* No entry stubs here: nothing to route (routes.c). */
-void nvtxcorr_routes_refresh(void) {}
+/* What routes.c reads besides the mode: the captures open (capture.c) and the NVTX tool's
+ * range push and pop (emit.c), set by test_routes.c. */
+_Atomic unsigned nvtxcorr_captures_open;
+void *nvtxcorr_tool_push, *nvtxcorr_tool_pop;
 
 void *nvtxcorr_real_dlsym(void *handle, const char *name)
 {

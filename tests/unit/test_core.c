@@ -1,6 +1,6 @@
 /* Unit tests of the core's pure pieces, without preloading: `test_core AREA` runs one area
- * (map, procaddr, escape, histogram, path; driver FAKES_DIR) and exits non-zero on any failed
- * check. */
+ * (map, procaddr, escape, histogram, path, context-tree, routes; driver FAKES_DIR) and exits
+ * non-zero on any failed check. */
 #include <string.h>
 
 #include "test_core.h"
@@ -14,7 +14,8 @@ int main(int argc, char **argv)
         void (*run)(void);
     } areas[] = {
         {"map", test_map},       {"context-tree", test_context_tree}, {"procaddr", test_procaddr},
-        {"escape", test_escape}, {"histogram", test_histogram},       {"path", test_path}};
+        {"escape", test_escape}, {"histogram", test_histogram},       {"path", test_path},
+        {"routes", test_routes}};
     int ran = 0;
     if (argc == 3 && !strcmp(argv[1], "driver")) {
         test_driver(argv[2]);
@@ -27,7 +28,8 @@ int main(int argc, char **argv)
         }
     if (!ran) {
         fprintf(stderr,
-                "usage: test_core [map|procaddr|escape|histogram|path | driver FAKES_DIR]\n");
+                "usage: test_core [map|procaddr|escape|histogram|path|context-tree|routes | "
+                "driver FAKES_DIR]\n");
         return 2;
     }
     if (test_failures) fprintf(stderr, "%d check(s) failed\n", test_failures);

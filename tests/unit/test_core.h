@@ -32,5 +32,6 @@ void test_histogram(void);
 void test_path(void);
 void test_context_tree(void);
 void test_driver(const char *fakes_dir);
+void test_routes(void);
 
 #endif
