@@ -9,28 +9,13 @@
 
 #include "internal.h"
 
-#if defined(__SANITIZE_THREAD__)
-/* ThreadSanitizer's runtime (libtsan), not in its public header. */
-void __tsan_ignore_thread_begin(void);
-void __tsan_ignore_thread_end(void);
-#endif
-
 int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino)
 {
     struct stat st;
-#if defined(__SANITIZE_THREAD__)
-    /* This check exists for a program that closed the descriptor and opened its own file
-     * under the number, perhaps on another thread than the one checking (the trace's writer
-     * thread): ThreadSanitizer reports that open and this fstat as a race on the descriptor,
-     * which is the very case the check answers (e2e.trace-never-writes-into-the-programs-files
-     * under e2e.tsan). */
-    __tsan_ignore_thread_begin();
-#endif
+    PROF_FD_RACE_BEGIN();
     int is =
         fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_dev == dev && (uint64_t)st.st_ino == ino;
-#if defined(__SANITIZE_THREAD__)
-    __tsan_ignore_thread_end();
-#endif
+    PROF_FD_RACE_END();
     return is;
 }
 
@@ -48,10 +33,13 @@ void nvtxcorr_out_open(prof_out_t *o, int fd, int owned)
 void nvtxcorr_out_flush(prof_out_t *o)
 {
     if (o->len && !o->failed) {
-        if (o->owned && !nvtxcorr_prof_fd_is(o->fd, o->dev, o->ino))
+        if (o->owned && !nvtxcorr_prof_fd_is(o->fd, o->dev, o->ino)) {
             o->err = EBADF;
-        else
+        } else {
+            PROF_FD_RACE_BEGIN(); /* an owned one may be closed meanwhile (internal.h) */
             o->err = nvtxcorr_write_full(o->fd, o->buf, o->len);
+            PROF_FD_RACE_END();
+        }
         o->failed = o->err != 0;
     }
     o->len = 0;

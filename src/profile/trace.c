@@ -129,7 +129,12 @@ static void stop(int err)
 static void write_pages(const char *p, size_t n)
 {
     if (atomic_load(&stopped)) return;
-    int err = owned() ? nvtxcorr_write_full(trace_fd, p, n) : EBADF;
+    int err = EBADF;
+    if (owned()) {
+        PROF_FD_RACE_BEGIN(); /* the program may close it meanwhile (internal.h) */
+        err = nvtxcorr_write_full(trace_fd, p, n);
+        PROF_FD_RACE_END();
+    }
     if (err) stop(err);
 }
 
