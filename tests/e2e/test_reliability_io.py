@@ -153,13 +153,15 @@ def test_trace_nothing_after_its_end(env):
     (tests/e2e/scenarios/slow_io.c: each 64 KiB buffer write waits 20 ms, the close 100 ms)
     keeps threads' writes in flight while the file is ended. 8 trials; every
     other one at full speed, where threads are still formatting events into their buffers when
-    the closing flush reads them (a race TSan, in e2e.tsan, saw in the flush's padding)."""
+    the closing flush reads them (a race TSan, in e2e.tsan, saw in the flush's padding). The
+    SIGTERM comes 20 ms after the threads start: they are all launching by then, and a longer
+    run only made a longer trace to parse (65 MB at full speed after 50 ms)."""
     slow = env.prog("libslow_io.so")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-io-")
     bad = []
     for i in range(8):
         trace = os.path.join(tmp, f"t{i}.json")
-        run = io_run(env, ["threads-term", "16"],
+        run = io_run(env, ["threads-term", "16", "20"],
                      {"NVTXCORR_TRACE": trace, "SLOWIO_WRITE_MIN": "65536",
                       "SLOWIO_WRITE_US": "20000", "SLOWIO_CLOSE_MS": "100"},
                      preload_value=f"{slow}:{env.lib}" if i % 2 == 0 else None)

@@ -8,8 +8,8 @@
  *   closefds PATH N    N launches, closes every descriptor >= 3 (as a daemon does), opens PATH
  *                      and writes its 4,088 bytes of data, N more launches, then returns 0
  *                      with PATH still open
- *   threads-term T     T threads launch without end; 50 ms later the main thread sends the
- *                      process SIGTERM (no handler: the default action ends it)
+ *   threads-term T [MS]  T threads launch without end; MS ms later (default 50) the main
+ *                      thread sends the process SIGTERM (no handler: the default action ends it)
  *   names              loads a module whose kernel names are not all UTF-8 (bytes 0xff, a lone
  *                      continuation byte, an overlong '/', a UTF-16 surrogate, C0 and C1
  *                      control characters) and launches each twice
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
             pthread_t t;
             pthread_create(&t, NULL, forever, NULL);
         }
-        sleep_ms(50);
+        sleep_ms(argc > 3 ? atol(argv[3]) : 50);
         kill(getpid(), SIGTERM);
         for (;;)
             pause();
