@@ -7,8 +7,9 @@
  *
  * Outside a window the core is in NVTXCORR_MODE_PROFILE_IDLE (or ACTIVE when an NVTX tool is
  * attached): a launch costs what it costs with profile mode off, and is recorded nowhere.
- * Opening a window is one store of the mode (async-signal-safe, so the signal handler does it
- * itself); closing it stores the idle mode and leaves the rest to a helper thread: it cuts
+ * Opening a window stores the mode and rewrites the entry stubs' routes (nvtxcorr_set_mode:
+ * atomics and pthread_sigmask, async-signal-safe, so the signal handler does it itself);
+ * closing it stores the idle mode and leaves the rest to a helper thread: it cuts
  * (reads every site's records, summary.c), then writes the window's summary from the
  * difference between this cut and the previous one. A window cannot reopen before its
  * predecessor is cut (the reopen waits for the helper), so no launch is counted in two
@@ -80,7 +81,7 @@ static uint64_t since_start_ns(void)
     return nvtxcorr_prof_realtime_ns() - nvtxcorr_prof_process.start_ns;
 }
 
-/* Async-signal-safe: atomics only. */
+/* Async-signal-safe: atomics, and nvtxcorr_set_mode's pthread_sigmask. */
 static void open_window(int reason)
 {
     unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
