@@ -171,6 +171,15 @@ void nvtxcorr_config_read(void)
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GPU))) != NULL &&
         !boolean(NVTXCORR_ENV_GPU, v, 1, "GPU time stays on"))
         c.gpu_off = v;
+    if ((v = nonempty(secure_getenv(NVTXCORR_ENV_GPU_CORRELATION))) != NULL) {
+        if (!strcasecmp(v, "external"))
+            c.gpu_external = 1;
+        else if (strcasecmp(v, "callbacks"))
+            nvtxcorr_log(NVTXCORR_LOG_ERROR,
+                         "NVTXCORR_GPU_CORRELATION=%s: unknown mode (callbacks, external); using "
+                         "callbacks",
+                         v);
+    }
     c.cupti_library = nonempty(secure_getenv(NVTXCORR_ENV_CUPTI_LIBRARY));
     c.cuda_home = nonempty(secure_getenv("CUDA_HOME"));
     c.window_signal = SIGUSR2;

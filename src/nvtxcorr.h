@@ -53,6 +53,7 @@ typedef struct nvtxcorr_config {
      * the first one set of each; NULL when none is. The Kineto trace's distributedInfo. */
     const char *rank, *local_rank, *world_size;
     const char *gpu_off;       /* NVTXCORR_GPU when it says off (0, false, off, no) */
+    int gpu_external;          /* NVTXCORR_GPU_CORRELATION=external */
     const char *cupti_library; /* NVTXCORR_CUPTI_LIBRARY */
     const char *cuda_home;     /* CUDA_HOME, where libcupti is looked for first */
     /* NVTXCORR_WINDOW (profile mode's windows, src/profile/window.c): the kind, then the

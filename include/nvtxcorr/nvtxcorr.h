@@ -41,6 +41,10 @@
 #define NVTXCORR_ENV_TRACE_WRITER "NVTXCORR_TRACE_WRITER"
 /* GPU time in profile mode (CUPTI): off with NVTXCORR_GPU=0; which libcupti to load. */
 #define NVTXCORR_ENV_GPU "NVTXCORR_GPU"
+/* How kernels are tied to their launches: callbacks (the default: CUPTI's launch callbacks'
+ * correlation ids) or external (an external correlation id pushed around each launch, with
+ * CUPTI's API records; kept for comparison). */
+#define NVTXCORR_ENV_GPU_CORRELATION "NVTXCORR_GPU_CORRELATION"
 /* Program context (docs/profile.md, Context): nvtx makes nvtxcorr the program's NVTX tool. */
 #define NVTXCORR_ENV_CONTEXT "NVTXCORR_CONTEXT"
 #define NVTXCORR_ENV_CONTEXT_DOMAINS "NVTXCORR_CONTEXT_DOMAINS"

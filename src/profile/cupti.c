@@ -7,14 +7,31 @@
  * extras/CUPTI/lib64); the nvidia-cuda-cupti wheel next to a loaded libcudart; the plain
  * soname (cupti_load.c). NVTXCORR_GPU=0 turns it off.
  *
- * Correlation: around each launch it wraps, nvtxcorr pushes an external correlation id
- * (CUSTOM2: Kineto, PyTorch's profiler, uses CUSTOM0 and CUSTOM1) that carries the launch's site id
- * and a per-thread sequence number, and pops it after the call. CUPTI then emits one
- * EXTERNAL_CORRELATION record per API record made under it, mapping its own correlation id to ours;
- * kernels, memcpys and memsets carry CUPTI's correlation id. So no table is kept on the launch
- * path: two calls into CUPTI per launch. External correlation records are emitted for driver and
- * runtime API records, so both API kinds are enabled too (one record per CUDA API call; gpu.c only
- * reads their correlation).
+ * Correlation (the default, NVTXCORR_GPU_CORRELATION=callbacks): CUPTI's callback API for the
+ * launch entry points alone (driver and runtime domains), as Proton does. A kernel record carries
+ * the correlation id of the outermost API call that launched it: the runtime's, when a runtime
+ * made the launch, even one nvtxcorr cannot interpose (a static cudart, cuBLAS's built-in one),
+ * whose nested driver call nvtxcorr's hook does see. So around each launch it wraps, nvtxcorr
+ * keeps the launch's id (site, program context, window, sequence) in a thread-local; the
+ * callbacks, on the launching thread inside the call, tie CUPTI's id to it:
+ *   a runtime launch's entry   notes its correlation id (the outermost runtime launch only)
+ *                              and the id a hook around it set (a shared cudart nvtxcorr hooks);
+ *   a driver launch's exit     inside a runtime launch: gives it the id of the hook around this
+ *                              driver call, if it has none yet; alone: maps its own correlation
+ *                              id to that id;
+ *   a runtime launch's exit    maps its correlation id to the id it was given.
+ * A successful launch no hook saw is mapped to "[not hooked]", so its work keeps its program
+ * context and window and is counted by kernel name under that launch label. Only launches
+ * call back, and no API activity record is made at all: PyTorch's several other CUDA calls per
+ * op cost CUPTI nothing.
+ *
+ * NVTXCORR_GPU_CORRELATION=external, and the fallback when the callbacks cannot be had: an
+ * external correlation id (CUSTOM2: Kineto, PyTorch's profiler, uses CUSTOM0 and CUSTOM1)
+ * pushed around each launch nvtxcorr wraps; CUPTI writes an EXTERNAL_CORRELATION record for each
+ * API record made under it, so the driver and runtime API records are enabled too: for the
+ * launch entry points alone where CUPTI can (cuptiActivityEnableDriverApi/RuntimeApi, 12.5+),
+ * else for every call (the NVTXCORR_GPU_CORRELATION=external comparison keeps all of them). A
+ * launch made by a runtime nvtxcorr cannot interpose is uncorrelated there.
  *
  * When CUPTI is missing or refuses (another subscriber, a driver it cannot attach to, any
  * error), the run goes on with the CPU-side summary: one warning per process, and the reason
@@ -47,8 +64,6 @@ static int gpu_tried, warn_at_launch;
  * and launches on other threads meanwhile wait for it, a bounded time. */
 static _Atomic int start_pending;
 static _Atomic int start_claimed;
-static __thread uint64_t ext_seq __attribute__((tls_model("initial-exec")));
-static int window_tags; /* NVTXCORR_WINDOW: each id carries its launch's window (push) */
 
 static void note_in(char *to, const char *a, const char *b, const char *c)
 {
@@ -96,8 +111,11 @@ void nvtxcorr_prof_gpu_set_partial(const char *why)
     X(cuptiGetTimestamp, 0)                                                                        \
     X(cuptiActivityRegisterTimestampCallback, 0)                                                   \
     X(cuptiSubscribe, 0)                                                                           \
+    X(cuptiUnsubscribe, 0)                                                                         \
     X(cuptiEnableCallback, 0)                                                                      \
-    X(cuptiGetGraphNodeId, 0)
+    X(cuptiGetGraphNodeId, 0)                                                                      \
+    X(cuptiActivityEnableDriverApi, 0)                                                             \
+    X(cuptiActivityEnableRuntimeApi, 0)
 #define SLOT(name, required) __typeof__(&name) name;
 static struct {
     CUPTI_FUNCTIONS(SLOT)
@@ -293,13 +311,9 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
     return t < (UINT64_C(1) << 63) ? t : 0;
 }
 
-static const CUpti_ActivityKind required[] = {
-    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION,
-    CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_RUNTIME};
+/* Graph memcpy and memset nodes: their kinds are taken where CUPTI gives them. */
 static const CUpti_ActivityKind optional[] = {CUPTI_ACTIVITY_KIND_MEMCPY,
                                               CUPTI_ACTIVITY_KIND_MEMSET};
-static const char *const required_names[] = {"CONCURRENT_KERNEL", "EXTERNAL_CORRELATION", "DRIVER",
-                                             "RUNTIME"};
 
 /* The loading part of CUPTI's start, on the launching thread: dlopen runs libcupti's ELF
  * constructors only, and stays on the thread that may hold the loader lock (a first launch
@@ -321,6 +335,8 @@ static int load_cupti(void)
     CUPTI_FUNCTIONS(RESOLVE)
 #undef RESOLVE
     cupti_pid = getpid();
+    const nvtxcorr_profile_site_t *not_hooked = nvtxcorr_prof_op_site("[not hooked]");
+    if (not_hooked != NULL) nvtxcorr_prof_not_hooked_site = not_hooked->id;
     if (nvtxcorr_prof_gpu_init() != 0) {
         note("out of memory", NULL, NULL);
         return -1;
@@ -328,17 +344,110 @@ static int load_cupti(void)
     return 0;
 }
 
+/* ---- correlation by the launch callbacks ---- */
+/* The launch entry points whose callbacks are asked for (cupti_driver_cbid.h,
+ * cupti_runtime_cbid.h); the first two of the driver's must be had, the rest are taken where
+ * this CUPTI knows them. Nothing else calls back. */
+static const CUpti_CallbackId driver_launches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuGraphLaunch_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernelMultiDevice,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunch,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGrid,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchGridAsync,
+};
+enum { DRIVER_REQUIRED = 2 };
+static const CUpti_CallbackId runtime_launches[] = {
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernelExC_ptsz_v11060,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_ptsz_v10000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernel_ptsz_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunchCooperativeKernelMultiDevice_v9000,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_v3020,
+    CUPTI_RUNTIME_TRACE_CBID_cudaLaunch_ptsz_v7000,
+#if CUPTI_API_VERSION >= 130000 /* <<<>>> in CUDA 13 */
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000,
+    CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000,
+#endif
+};
+
+/* How kernels are tied to launches in this process (set before CUPTI is enabled). */
+static int by_callbacks;
+/* The launch this thread's hook is inside: its id, SKIP_ID (its work is not counted: a
+ * captured launch, or one with no site), or 0 (no hook around this call). */
+enum { SKIP_ID = 1 };
+static __thread uint64_t launch_id __attribute__((tls_model("initial-exec")));
+/* The outermost runtime launch open on this thread (runtime launches nest: __cudaLaunchKernel
+ * may call cudaLaunchKernel); its kernels carry its correlation id. `id`: what a hook around
+ * it, or around a driver launch inside it, set. */
+static __thread struct {
+    uint32_t depth, corr;
+    uint64_t id;
+} runtime_launch __attribute__((tls_model("initial-exec")));
+static int window_tags; /* NVTXCORR_WINDOW: each id carries its launch's window */
+static __thread uint64_t id_seq __attribute__((tls_model("initial-exec")));
+
+/* A launch's id: the site (15 bits), the launch's context (17 bits: gpu.c attributes its work
+ * there), and a per-thread sequence whose top byte is the thread's (never 0, so an id is never
+ * 0 or SKIP_ID). With windows (NVTXCORR_WINDOW) the sequence's next byte is the launch's window
+ * (its index mod 256: gpu.c counts its work in that window's summary), the sequence itself 16
+ * bits. */
+static uint64_t make_id(uint32_t site, uint32_t ctx)
+{
+    uint64_t seq = id_seq;
+    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)((syscall(SYS_gettid) & 0x7f) | 0x80) << 24;
+    id_seq = ++seq;
+    if (window_tags)
+        seq = (seq & 0xff00ffffull) |
+              (atomic_load_explicit(&nvtxcorr_prof_windows_opened, memory_order_relaxed) & 0xff)
+                  << 16;
+    return (uint64_t)site << 49 | (uint64_t)(ctx & 0x1ffff) << 32 | (seq & 0xffffffffull);
+}
+
+/* Set once the exit flush began: later launches (atexit handlers, destructors) are counted
+ * on the CPU side only and never call into CUPTI, which may be finalising. */
+static _Atomic int closed;
+
+/* CUPTI's id `corr` belongs to the launch `id` (0: one no hook saw). */
+static void map_launch(uint32_t corr, uint64_t id)
+{
+    if (id == SKIP_ID || atomic_load_explicit(&closed, memory_order_relaxed)) return;
+    if (id == 0) {
+        /* Between windows a launch passes straight through every hook: its work is in no
+         * window, as a hooked one's. */
+        if ((window_tags && atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) !=
+                                NVTXCORR_MODE_PROFILE) ||
+            nvtxcorr_prof_not_hooked_site == PROF_NO_LABEL)
+            return;
+        id = make_id(nvtxcorr_prof_not_hooked_site, nvtxcorr_context_now());
+    }
+    nvtxcorr_prof_gpu_correlation(corr, id);
+}
+
+static int call_failed(const CUpti_CallbackData *cb)
+{
+    /* A CUresult or a cudaError_t: 0 is success in both. */
+    return cb->functionReturnValue != NULL && *(const int *)cb->functionReturnValue != 0;
+}
+
 /* Graph nodes' capture context (context_stats.c): CUPTI's resource callbacks, made on the
  * thread that creates a node (stream capture, cuGraphAdd*Node) and on the one that
  * instantiates (each exec node cloned from its source node), inside the CUDA call. A node
  * gets the context open on that thread; a clone its source's. The kernel records of a replay
  * carry the exec node's id (graphNodeId), which finds it. */
-static void CUPTIAPI graph_node_event(void *user, CUpti_CallbackDomain domain,
-                                      CUpti_CallbackId cbid, const void *data)
+static void graph_node_event(CUpti_CallbackId cbid, const CUpti_ResourceData *data)
 {
-    (void)user;
-    if (domain != CUPTI_CB_DOMAIN_RESOURCE || data == NULL) return;
-    const CUpti_GraphData *g = ((const CUpti_ResourceData *)data)->resourceDescriptor;
+    const CUpti_GraphData *g = data->resourceDescriptor;
     uint64_t node = 0, original = 0;
     if (g == NULL || g->node == NULL || api.cuptiGetGraphNodeId(g->node, &node) != CUPTI_SUCCESS)
         return;
@@ -349,32 +458,151 @@ static void CUPTIAPI graph_node_event(void *user, CUpti_CallbackDomain domain,
         nvtxcorr_prof_ctx_node_clone(original, node);
 }
 
-/* Best effort: without them (an older CUPTI, another subscriber) a replayed kernel counts under
- * its graph launch's path, and the summary's context_note says so. */
-static void subscribe_graph_nodes(void)
+/* Every callback of the one subscriber: the launch entry points and the graph node events,
+ * on the calling thread, inside the CUDA call. No lock, no allocation. */
+static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                                 const void *data)
 {
-    static CUpti_SubscriberHandle subscriber;
-    if (api.cuptiSubscribe == NULL || api.cuptiEnableCallback == NULL ||
-        api.cuptiGetGraphNodeId == NULL) {
-        nvtxcorr_prof_ctx_node_unavailable("this CUPTI lacks the graph node callbacks");
+    (void)user;
+    if (data == NULL ||
+        atomic_load_explicit(&nvtxcorr_prof_gpu_on, memory_order_relaxed) != PROF_GPU_COLLECTING)
+        return; /* a forked child (CUPTI's state did not follow), or CUPTI given up */
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        graph_node_event(cbid, data);
         return;
     }
-    CUptiResult r = api.cuptiSubscribe(&subscriber, graph_node_event, NULL);
-    if (r == CUPTI_SUCCESS)
-        r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
-                                    CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+    const CUpti_CallbackData *cb = data;
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (cb->callbackSite == CUPTI_API_ENTER) {
+            if (runtime_launch.depth++ == 0)
+                runtime_launch.corr = cb->correlationId, runtime_launch.id = launch_id;
+            return;
+        }
+        if (runtime_launch.depth == 0 || --runtime_launch.depth != 0) return;
+        if (!call_failed(cb)) map_launch(runtime_launch.corr, runtime_launch.id);
+        runtime_launch.id = 0;
+        return;
+    }
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API || cb->callbackSite != CUPTI_API_EXIT) return;
+    if (runtime_launch.depth) { /* its kernels carry the runtime launch's id */
+        if (runtime_launch.id == 0) runtime_launch.id = launch_id;
+        return;
+    }
+    if (!call_failed(cb)) map_launch(cb->correlationId, launch_id);
+}
+
+/* The one subscriber (CUPTI allows one per process): the graph node callbacks, best effort
+ * (without them, an older CUPTI or another subscriber, a replayed kernel counts under its
+ * graph launch's path, and the summary's context_note says so), and with correlation by
+ * callbacks the launch entry points, which must be had. Returns 0, or -1 when the launch
+ * callbacks could not be had (the reason in `why`). */
+static int subscribe(char *why, size_t size)
+{
+    static CUpti_SubscriberHandle subscriber;
+    int want_launches = !nvtxcorr_config.gpu_external;
+    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
+    if (api.cuptiSubscribe == NULL || api.cuptiEnableCallback == NULL) {
+        snprintf(why, size, "this CUPTI lacks the callback API");
+        nvtxcorr_prof_ctx_node_unavailable("this CUPTI lacks the graph node callbacks");
+        return want_launches ? -1 : 0;
+    }
+    r = api.cuptiSubscribe(&subscriber, on_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        snprintf(why, size, "cuptiSubscribe: %s", result_name(r));
+        static char node_why[160];
+        snprintf(node_why, sizeof node_why, "CUPTI's graph node callbacks unavailable: %s",
+                 result_name(r));
+        nvtxcorr_prof_ctx_node_unavailable(node_why);
+        if (api.cuptiGetLastError) api.cuptiGetLastError();
+        return want_launches ? -1 : 0;
+    }
+    r = api.cuptiGetGraphNodeId == NULL
+            ? CUPTI_ERROR_NOT_SUPPORTED
+            : api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                      CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
     if (r == CUPTI_SUCCESS)
         r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
     if (r != CUPTI_SUCCESS) {
-        static char why[160];
-        snprintf(why, sizeof why, "CUPTI's graph node callbacks unavailable: %s", result_name(r));
-        nvtxcorr_prof_ctx_node_unavailable(why);
+        static char node_why[160];
+        if (api.cuptiGetGraphNodeId == NULL)
+            snprintf(node_why, sizeof node_why, "this CUPTI lacks the graph node callbacks");
+        else
+            snprintf(node_why, sizeof node_why, "CUPTI's graph node callbacks unavailable: %s",
+                     result_name(r));
+        nvtxcorr_prof_ctx_node_unavailable(node_why);
         if (api.cuptiGetLastError) api.cuptiGetLastError();
     }
+    if (!want_launches) return 0;
+    for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++) {
+        r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);
+        if (r != CUPTI_SUCCESS && i < DRIVER_REQUIRED) {
+            snprintf(why, size, "cuptiEnableCallback(driver launch %u): %s",
+                     (unsigned)driver_launches[i], result_name(r));
+            for (size_t j = 0; j < i; j++)
+                api.cuptiEnableCallback(0, subscriber, CUPTI_CB_DOMAIN_DRIVER_API,
+                                        driver_launches[j]);
+            if (api.cuptiGetLastError) api.cuptiGetLastError();
+            return -1;
+        }
+    }
+    for (size_t i = 0; i < sizeof runtime_launches / sizeof *runtime_launches; i++)
+        api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_launches[i]);
+    if (api.cuptiGetLastError) api.cuptiGetLastError(); /* a cbid this CUPTI does not know */
+    return 0;
 }
 
-/* The CUPTI calls of the start, on the CUPTI thread; a failure's reason goes to start_note. */
+/* Activity kinds: the operations, and with external correlation its records and the API
+ * records they are made for. */
+enum { MAX_KINDS = 8 };
+static CUpti_ActivityKind kinds_on[MAX_KINDS];
+static size_t nkinds_on;
+
+/* Enables one kind; on failure writes why to start_note and disables every kind enabled. */
+static int enable_kind(CUpti_ActivityKind kind, const char *name)
+{
+    CUptiResult r = api.cuptiActivityEnable(kind);
+    if (r == CUPTI_SUCCESS) {
+        if (nkinds_on < MAX_KINDS) kinds_on[nkinds_on++] = kind;
+        return 0;
+    }
+    while (nkinds_on > 0)
+        api.cuptiActivityDisable(kinds_on[--nkinds_on]);
+    if (api.cuptiGetLastError) api.cuptiGetLastError(); /* clear CUPTI's sticky error */
+    if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+        note_in(start_note,
+                "another CUPTI client is active (Nsight Systems, Nsight Compute, "
+                "torch.profiler?): ",
+                result_name(r), NULL);
+    else {
+        note_in(start_note, "cuptiActivityEnable(", name, ") failed: ");
+        size_t n = strlen(start_note);
+        snprintf(start_note + n, sizeof start_note - n, "%s", result_name(r));
+    }
+    return -1;
+}
+
+/* External correlation's API records: for the launch entry points alone where this CUPTI can
+ * (12.5+), unless NVTXCORR_GPU_CORRELATION=external asked for the comparison with every call. */
+static int enable_api_records(void)
+{
+    int per_cbid = !nvtxcorr_config.gpu_external && api.cuptiActivityEnableDriverApi &&
+                   api.cuptiActivityEnableRuntimeApi;
+    for (size_t i = 0; per_cbid && i < sizeof driver_launches / sizeof *driver_launches; i++)
+        if (api.cuptiActivityEnableDriverApi(driver_launches[i], 1) != CUPTI_SUCCESS &&
+            i < DRIVER_REQUIRED)
+            per_cbid = 0;
+    for (size_t i = 0; per_cbid && i < sizeof runtime_launches / sizeof *runtime_launches; i++)
+        api.cuptiActivityEnableRuntimeApi(runtime_launches[i], 1);
+    if (api.cuptiGetLastError) api.cuptiGetLastError();
+    if (per_cbid) return 0;
+    return enable_kind(CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER") ||
+           enable_kind(CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME");
+}
+
+/* The CUPTI calls of the start, on the CUPTI thread; a failure's reason goes to start_note.
+ * The timestamp callback is registered here, once per process: windows never register it
+ * again (PyTorch found that registering it again corrupts the next session's first records). */
 static int enable_cupti(void)
 {
     CUptiResult r = api.cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
@@ -391,39 +619,32 @@ static int enable_cupti(void)
     } else {
         ts_offset = 1;
     }
-    size_t enabled = 0;
-    for (; enabled < sizeof required / sizeof *required; enabled++) {
-        r = api.cuptiActivityEnable(required[enabled]);
-        if (r != CUPTI_SUCCESS) break;
-    }
-    if (enabled < sizeof required / sizeof *required) {
-        const char *failed = required_names[enabled];
-        while (enabled-- > 0)
-            api.cuptiActivityDisable(required[enabled]);
-        if (api.cuptiGetLastError) api.cuptiGetLastError(); /* clear CUPTI's sticky error */
-        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-            note_in(start_note,
-                    "another CUPTI client is active (Nsight Systems, Nsight Compute, "
-                    "torch.profiler?): ",
-                    result_name(r), NULL);
-        else
-            note_in(start_note, "cuptiActivityEnable(", failed, ") failed: ");
-        if (r != CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-            size_t n = strlen(start_note);
-            snprintf(start_note + n, sizeof start_note - n, "%s", result_name(r));
-        }
+    if (enable_kind(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL") != 0) return -1;
+    char why[NOTE_SIZE] = "";
+    by_callbacks = subscribe(why, sizeof why) == 0 && !nvtxcorr_config.gpu_external;
+    if (!by_callbacks && !nvtxcorr_config.gpu_external)
+        nvtxcorr_prof_say("warn", "GPU time: CUPTI's launch callbacks unavailable (", why,
+                          "): external correlation instead; launches of a runtime nvtxcorr "
+                          "cannot interpose count as uncorrelated",
+                          (char *)NULL);
+    if (!by_callbacks &&
+        (enable_kind(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION") != 0 ||
+         enable_api_records() != 0))
         return -1;
-    }
     for (size_t i = 0; i < sizeof optional / sizeof *optional; i++)
-        if (api.cuptiActivityEnable(optional[i]) != CUPTI_SUCCESS && api.cuptiGetLastError)
+        if (api.cuptiActivityEnable(optional[i]) == CUPTI_SUCCESS) {
+            if (nkinds_on < MAX_KINDS) kinds_on[nkinds_on++] = optional[i];
+        } else if (api.cuptiGetLastError) {
             api.cuptiGetLastError();
-    subscribe_graph_nodes();
+        }
     return 0;
 }
 
-/* Set once the exit flush began: later launches (atexit handlers, destructors) are counted
- * on the CPU side only and never call into CUPTI, which may be finalising. */
-static _Atomic int closed;
+const char *nvtxcorr_prof_gpu_correlation_mode(void)
+{
+    if (nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING) return NULL;
+    return by_callbacks ? "callbacks" : "external";
+}
 
 /* Launches whose external correlation push CUPTI refused (its own error, or a thread's id
  * stack full): their GPU time cannot reach their label and counts as uncorrelated. Said
@@ -466,18 +687,15 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
         pl->ext = 0;
         return;
     }
-    /* The id: the site (15 bits), the launch's context (17 bits: gpu.c attributes its work
-     * there), and a per-thread sequence whose top byte is the thread's (never 0). With windows
-     * (NVTXCORR_WINDOW) the sequence's next byte is the launch's window (its index mod 256:
-     * gpu.c counts its work in that window's summary), the sequence itself 16 bits. */
-    uint64_t seq = ext_seq;
-    if (NVTXCORR_UNLIKELY(seq == 0)) seq = (uint64_t)((syscall(SYS_gettid) & 0x7f) | 0x80) << 24;
-    ext_seq = ++seq;
-    if (window_tags)
-        seq = (seq & 0xff00ffffull) |
-              (atomic_load_explicit(&nvtxcorr_prof_windows_opened, memory_order_relaxed) & 0xff)
-                  << 16;
-    pl->ext = (uint64_t)site << 49 | (uint64_t)(pl->ctx & 0x1ffff) << 32 | (seq & 0xffffffffull);
+    if (by_callbacks) { /* the callbacks inside the call read it (on_callback) */
+        pl->ext = launch_id = site == PROF_NO_LABEL ? SKIP_ID : make_id(site, pl->ctx);
+        return;
+    }
+    if (site == PROF_NO_LABEL) {
+        pl->ext = 0;
+        return;
+    }
+    pl->ext = make_id(site, pl->ctx);
     CUptiResult r =
         api.cuptiActivityPushExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, pl->ext);
     if (NVTXCORR_UNLIKELY(r != CUPTI_SUCCESS)) {
@@ -486,9 +704,13 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
     }
 }
 
-void nvtxcorr_prof_gpu_pop(void)
+void nvtxcorr_prof_gpu_pop(nvtxcorr_profile_launch_t *pl)
 {
-    api.cuptiActivityPopExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, NULL);
+    if (by_callbacks) {
+        launch_id = 0;
+        if (pl->ext == SKIP_ID) pl->ext = 0; /* no id: the trace draws no arrow from it */
+    } else
+        api.cuptiActivityPopExternalCorrelationId(NVTXCORR_CUPTI_EXTERNAL_KIND, NULL);
 }
 
 /* Every record CUPTI holds, delivered before the summary is written. The buffers may be
@@ -546,10 +768,8 @@ static void *cupti_thread(void *arg)
     int r = enable_cupti(), expected = STARTING;
     if (!atomic_compare_exchange_strong(&start_state, &expected, r == 0 ? STARTED : START_FAILED)) {
         /* Too late: the program went on without GPU time. No record is wanted any more. */
-        for (size_t i = 0; r == 0 && i < sizeof required / sizeof *required; i++)
-            api.cuptiActivityDisable(required[i]);
-        for (size_t i = 0; r == 0 && i < sizeof optional / sizeof *optional; i++)
-            api.cuptiActivityDisable(optional[i]);
+        while (r == 0 && nkinds_on > 0)
+            api.cuptiActivityDisable(kinds_on[--nkinds_on]);
         return NULL;
     }
     if (r != 0) return NULL;
@@ -681,7 +901,14 @@ void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
     (void)site;
     pl->ext = 0;
 }
-void nvtxcorr_prof_gpu_pop(void) {}
+void nvtxcorr_prof_gpu_pop(nvtxcorr_profile_launch_t *pl)
+{
+    (void)pl;
+}
+const char *nvtxcorr_prof_gpu_correlation_mode(void)
+{
+    return NULL;
+}
 void nvtxcorr_prof_gpu_note_failures(void) {}
 void nvtxcorr_prof_gpu_flush(int from_signal)
 {

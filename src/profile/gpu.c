@@ -32,17 +32,20 @@ int nvtxcorr_prof_gpu_held_here(void)
     return gpu_held;
 }
 
-/* CUPTI correlation id -> our external id, direct-mapped: ids are issued in order, so an entry
- * is only overwritten 64K API calls later, long after its kernels are normally delivered. */
+/* CUPTI correlation id -> our launch id, direct-mapped: ids are issued in order, so an entry
+ * is only overwritten 128K API calls later, long after its kernels are normally delivered.
+ * Written by launching threads (CUPTI's launch callbacks) while the thread that processes a
+ * buffer reads it: an entry's id is cleared, its launch stored, then its id again, and a
+ * reader takes the launch only when it reads the same id before and after. */
 /* PENDING_MAX: operations waiting for their correlation record. CUPTI may give back a buffer
  * of kernel records before the buffer that holds their launches' API and correlation records
  * (which fills more slowly): a graph of a thousand kernels replayed a few dozen times can wait
  * at once. 64K entries (4.5 MiB, calloc'd: pages are touched only as entries are used). */
-enum { CORR_SLOTS = 1 << 16, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
+enum { CORR_SLOTS = 1 << 17, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
 typedef struct corr_slot {
-    uint32_t corr;
-    uint32_t has_op; /* an operation of it came in (windows: its window waits for that) */
-    uint64_t ext;
+    _Atomic uint32_t corr;
+    _Atomic uint32_t has_op; /* an operation of it came in (windows: its window waits for that) */
+    _Atomic uint64_t ext;
 } corr_slot_t;
 static corr_slot_t *corr_map;
 
@@ -76,14 +79,16 @@ static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
  * through between windows is counted nowhere. nvtxcorr_prof_gpu keeps the whole run's
  * counts of records, drops and incomplete records. */
 static int windows_on;
+uint32_t nvtxcorr_prof_not_hooked_site = PROF_NO_LABEL;
 static _Atomic int exit_settled; /* the exit has settled the records (lock_unless_closing) */
 static prof_gpu_t window_sets[2];
-static unsigned gpu_written;       /* the last window whose GPU time was written */
+static _Atomic unsigned gpu_written; /* the last window whose GPU time was written */
 static uint64_t late_ops, late_ns; /* under the lock; late_said: what a note has said */
 static uint64_t late_said, dropped_said, incomplete_said;
 /* Per window set: its launches whose correlation came in, and those of them with an
  * operation in already: the window's helper waits until both are equal (settle). */
-static uint64_t corr_seen[2], corr_with_op[2];
+static _Atomic uint64_t corr_seen[2];
+static uint64_t corr_with_op[2];
 const prof_gpu_t *nvtxcorr_prof_gpu_out; /* the set a window's summary reads, or NULL */
 
 static int alloc_set(prof_gpu_t *g)
@@ -111,8 +116,9 @@ int nvtxcorr_prof_gpu_init(void)
 static unsigned window_of(uint64_t ext)
 {
     unsigned tag = (unsigned)(ext >> 16) & 0xff;
-    if (tag == ((gpu_written + 1) & 0xff)) return gpu_written + 1;
-    if (tag == ((gpu_written + 2) & 0xff)) return gpu_written + 2;
+    unsigned written = atomic_load_explicit(&gpu_written, memory_order_relaxed);
+    if (tag == ((written + 1) & 0xff)) return written + 1;
+    if (tag == ((written + 2) & 0xff)) return written + 2;
     return 0;
 }
 
@@ -277,6 +283,7 @@ static void attribute(const op_t *op, uint64_t ext)
         g->uncorrelated++;
         g->uncorrelated_ns += ns;
     } else {
+        if (site == nvtxcorr_prof_not_hooked_site) g->not_hooked++, g->not_hooked_ns += ns;
         add(&g->by_launch[site], ns);
         add_hist(&g->launch_hist[site], ns);
         if (launch->graph) replay_add(ext, site, ns);
@@ -293,6 +300,7 @@ static void attribute(const op_t *op, uint64_t ext)
      * launch passed straight through): the trace holds only the windows' launches. */
     if (atomic_load_explicit(&nvtxcorr_prof_tracing, memory_order_relaxed) &&
         (launch != NULL || !nvtxcorr_prof_windows())) {
+        if (site == nvtxcorr_prof_not_hooked_site) launch = NULL; /* no launch event to point at */
         prof_trace_op_t t = {
             atomic_load_explicit(&nvtxcorr_prof_sites[op->kernel_site], memory_order_acquire),
             launch,
@@ -310,11 +318,13 @@ static void attribute(const op_t *op, uint64_t ext)
 static inline __attribute__((always_inline)) int lookup(uint32_t corr, uint64_t *ext)
 {
     corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
-    if (c->ext == 0 || c->corr != corr) return 0;
-    *ext = c->ext;
-    if (NVTXCORR_UNLIKELY(windows_on) && !c->has_op) {
-        c->has_op = 1;
-        unsigned w = window_of(c->ext);
+    if (atomic_load_explicit(&c->corr, memory_order_acquire) != corr) return 0;
+    uint64_t e = atomic_load_explicit(&c->ext, memory_order_relaxed);
+    atomic_thread_fence(memory_order_acquire);
+    if (e == 0 || atomic_load_explicit(&c->corr, memory_order_relaxed) != corr) return 0;
+    *ext = e;
+    if (NVTXCORR_UNLIKELY(windows_on) && !atomic_exchange_explicit(&c->has_op, 1, memory_order_relaxed)) {
+        unsigned w = window_of(e);
         if (w) corr_with_op[w & 1]++;
     }
     return 1;
@@ -346,11 +356,16 @@ void nvtxcorr_prof_gpu_begin_buffer(size_t dropped)
 
 void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
 {
-    if (ext == 0) return;
-    corr_map[corr % CORR_SLOTS] = (corr_slot_t){corr, 0, ext};
+    if (ext == 0 || corr == 0) return;
+    corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
+    atomic_store_explicit(&c->corr, 0, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    atomic_store_explicit(&c->ext, ext, memory_order_relaxed);
+    atomic_store_explicit(&c->has_op, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->corr, corr, memory_order_release);
     if (NVTXCORR_UNLIKELY(windows_on)) {
         unsigned w = window_of(ext);
-        if (w) corr_seen[w & 1]++;
+        if (w) atomic_fetch_add_explicit(&corr_seen[w & 1], 1, memory_order_relaxed);
     }
 }
 
@@ -468,7 +483,8 @@ void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit)
         for (int round = 0; round < 50 && nvtxcorr_prof_gpu_flush_window() == 0; round++) {
             if (!lock_unless_closing()) break;
             retry_pending(0);
-            int in = corr_with_op[index & 1] >= corr_seen[index & 1];
+            int in = corr_with_op[index & 1] >=
+                     atomic_load_explicit(&corr_seen[index & 1], memory_order_relaxed);
             pthread_mutex_unlock(&gpu_lock);
             if (in && after++) break;
             struct timespec ts = {0, 20 * 1000 * 1000};
@@ -482,7 +498,7 @@ void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit)
             open_replays[i].ext = 0;
         }
     last_replay = NULL;
-    gpu_written = index;
+    atomic_store_explicit(&gpu_written, index, memory_order_relaxed);
     /* Drops and cut-short records are reported per buffer, not per launch: each window's
      * summary has those reported while it was being counted. */
     const prof_gpu_t *run = &nvtxcorr_prof_gpu;
@@ -522,7 +538,8 @@ void nvtxcorr_prof_gpu_window_done(unsigned index)
         if (g->kernel_hist[i]) memset(g->kernel_hist[i], 0, PROF_BUCKETS * sizeof(uint64_t));
     }
     g->records = g->ops = g->ns = g->dropped = g->uncorrelated = g->uncorrelated_ns = 0;
-    g->incomplete = 0;
-    corr_seen[index & 1] = corr_with_op[index & 1] = 0;
+    g->incomplete = g->not_hooked = g->not_hooked_ns = 0;
+    atomic_store_explicit(&corr_seen[index & 1], 0, memory_order_relaxed);
+    corr_with_op[index & 1] = 0;
     nvtxcorr_prof_ctx_gpu_clear(index);
 }

@@ -397,6 +397,7 @@ typedef struct prof_gpu {
     prof_gpu_replays_t **replays;           /* [PROF_MAX_SITES], graph launch sites */
     uint64_t **launch_hist, **kernel_hist;  /* [PROF_MAX_SITES] of [PROF_BUCKETS] or NULL */
     uint64_t records, ops, ns, dropped, uncorrelated, uncorrelated_ns, incomplete;
+    uint64_t not_hooked, not_hooked_ns; /* work of launches no hook saw ([not hooked]) */
 } prof_gpu_t;
 extern prof_gpu_t nvtxcorr_prof_gpu;
 /* PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start (at the first launch), or off in a forked
@@ -414,8 +415,17 @@ void nvtxcorr_prof_gpu_start(void);
 void *nvtxcorr_prof_cupti_open(char *tried, size_t size);
 void nvtxcorr_prof_gpu_after_fork(void);
 void nvtxcorr_prof_gpu_first_launch(void);
+/* Around a launch's real call: its id made (site PROF_NO_LABEL: a launch whose work is not
+ * counted, a captured one) and handed to CUPTI's launch callbacks, or pushed as an external
+ * correlation id (NVTXCORR_GPU_CORRELATION=external); then taken back. */
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site);
-void nvtxcorr_prof_gpu_pop(void);
+void nvtxcorr_prof_gpu_pop(nvtxcorr_profile_launch_t *pl);
+/* How this process ties kernels to launches: "callbacks" or "external" (the summary's
+ * gpu_correlation), NULL before CUPTI started. */
+const char *nvtxcorr_prof_gpu_correlation_mode(void);
+/* The site of "[not hooked]": the launch label of work whose launch only CUPTI saw (cupti.c
+ * makes it before the callbacks start; gpu.c counts it in not_hooked). */
+extern uint32_t nvtxcorr_prof_not_hooked_site;
 /* Before the summary's GPU note is written: adds the launches whose push failed, if any. */
 void nvtxcorr_prof_gpu_note_failures(void);
 void nvtxcorr_prof_gpu_flush(int from_signal);
@@ -446,7 +456,8 @@ typedef struct prof_gpu_op {
     prof_gpu_shape_t shape; /* shape.graph_id != 0: a node of a graph replay */
 } prof_gpu_op_t;
 void nvtxcorr_prof_gpu_begin_buffer(size_t dropped);
-/* CUPTI's correlation id corr was made under nvtxcorr's external id ext. */
+/* CUPTI's correlation id corr is the launch whose id is ext. From CUPTI's launch callbacks,
+ * on the launching thread, or from an external correlation record, in a buffer. */
 void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext);
 void nvtxcorr_prof_gpu_operation(const prof_gpu_op_t *op);
 void nvtxcorr_prof_gpu_end_buffer(void);

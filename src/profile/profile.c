@@ -78,7 +78,8 @@ static inline __attribute__((always_inline)) void launch_start(nvtxcorr_profile_
         nvtxcorr_prof_gpu_first_launch();
         gpu = nvtxcorr_prof_gpu_on;
     }
-    if (gpu == PROF_GPU_COLLECTING && s != NULL && !capturing) nvtxcorr_prof_gpu_push(pl, s->id);
+    if (gpu == PROF_GPU_COLLECTING) /* a captured launch's callbacks must not count it */
+        nvtxcorr_prof_gpu_push(pl, s != NULL && !capturing ? s->id : PROF_NO_LABEL);
     /* The launch call alone: everything above (CUPTI's start at the first launch, the
      * correlation push, the range push) is before the clock starts, and what nvtxcorr does
      * inside the call (CUPTI's callbacks) is taken out at the end. */
@@ -100,7 +101,7 @@ static inline __attribute__((always_inline)) void launch_finish(nvtxcorr_profile
         atomic_fetch_add_explicit(&nvtxcorr_prof_own_ns, prof_ticks_ns(o), memory_order_relaxed);
     }
     pl->ns = prof_ticks_ns(ticks); /* kept before the calls: fewer registers live across them */
-    if (pl->ext) nvtxcorr_prof_gpu_pop();
+    if (pl->ext) nvtxcorr_prof_gpu_pop(pl);
     if (pl->pushed) nvtxDomainRangePop(nvtxcorr_domain);
     if (NVTXCORR_LIKELY(pl->site != NULL)) prof_record(pl, *failed != 0);
 }

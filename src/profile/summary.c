@@ -569,6 +569,8 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         tot[PROF_TOT_GPU_INCOMPLETE] = g->incomplete;
         tot[PROF_TOT_GPU_UNCORRELATED] = g->uncorrelated;
         tot[PROF_TOT_GPU_UNCORRELATED_NS] = g->uncorrelated_ns;
+        tot[PROF_TOT_GPU_NOT_HOOKED] = g->not_hooked;
+        tot[PROF_TOT_GPU_NOT_HOOKED_NS] = g->not_hooked_ns;
         tot[PROF_TOT_GPU_UNLABELLED_NS] = unlabelled_ns(nsites, g->by_kernel);
         tot[PROF_TOT_GPU_UNLABELLED_LAUNCH_NS] = unlabelled_ns(nsites, g->by_launch);
     }

@@ -71,6 +71,8 @@ enum { PROF_KIND_CPU = 0, PROF_KIND_GPU = 1, PROF_KIND_CPU_HIST = 2, PROF_KIND_G
     X(GPU_INCOMPLETE, "gpu_incomplete_records", GPU)                                               \
     X(GPU_UNCORRELATED, "gpu_uncorrelated_kernels", GPU)                                           \
     X(GPU_UNCORRELATED_NS, "gpu_uncorrelated_ns", GPU)                                             \
+    X(GPU_NOT_HOOKED, "gpu_not_hooked_kernels", GPU)                                               \
+    X(GPU_NOT_HOOKED_NS, "gpu_not_hooked_ns", GPU)                                                 \
     X(GPU_UNLABELLED_NS, "gpu_unlabelled_ns", GPU)                                                 \
     X(GPU_UNLABELLED_LAUNCH_NS, "gpu_unlabelled_launch_ns", GPU)                                   \
     X(CTX_TRUNCATED, "context_truncated", CPU)                                                     \

@@ -101,6 +101,8 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_out_json(o, s->window && nvtxcorr_prof_gpu_window_note()
                              ? nvtxcorr_prof_gpu_window_note()
                              : nvtxcorr_prof_gpu_note());
+    nvtxcorr_out_str(o, ", \"gpu_correlation\": ");
+    nvtxcorr_out_json(o, s->gpu ? nvtxcorr_prof_gpu_correlation_mode() : NULL);
     nvtxcorr_out_str(o, ", \"context_note\": ");
     nvtxcorr_out_json(o, nvtxcorr_prof_ctx_note());
     nvtxcorr_out_str(o, ",\n \"histogram\": {\"exact_below_ns\": ");

@@ -190,6 +190,15 @@ static void gpu_head(prof_out_t *o, const uint64_t *tot)
         nvtxcorr_out_str(o, why);
         nvtxcorr_out_str(o, ")");
     }
+    if (tot[PROF_TOT_GPU_NOT_HOOKED]) {
+        nvtxcorr_prof_fmt_time(t, tot[PROF_TOT_GPU_NOT_HOOKED_NS]);
+        nvtxcorr_out_str(o, "\n(");
+        nvtxcorr_out_u64(o, tot[PROF_TOT_GPU_NOT_HOOKED]);
+        nvtxcorr_out_str(o, " kernels, ");
+        nvtxcorr_out_str(o, t);
+        nvtxcorr_out_str(o, ", came from launches only CUPTI saw, by a path nvtxcorr does not "
+                            "hook: under [not hooked])");
+    }
     nvtxcorr_prof_cols_fit(&gpu, numbers_width(COLUMNS(gpu_columns)), 1);
     nvtxcorr_out_str(o, "\nby launch label (a graph launch's label gets all its kernels)\n");
     header(o, &gpu, "label", COLUMNS(gpu_columns));

@@ -242,13 +242,15 @@ def test_cupti_skipped_graph(env):
 
 @scenario
 def test_cupti_push_fails(env):
-    """CUPTI refuses the external correlation push, for every launch or from the 11th on: one
-    warning, and gpu_time_note says for how many launches, instead of a silent summary whose
-    kernels are all uncorrelated. The by-kernel view stays complete."""
+    """With external correlation (NVTXCORR_GPU_CORRELATION=external), CUPTI refuses the
+    external correlation push, for every launch or from the 11th on: one warning, and
+    gpu_time_note says for how many launches, instead of a silent summary whose kernels are all
+    uncorrelated. The by-kernel view stays complete."""
     launches = 23 + REPLAYS
     launcher = os.path.join(env.build, "bin", "nvtxcorr")
     for after, failed in (("0", launches), ("10", launches - 10)):
-        run, sums, tmp = gpu_run(env, [demo(env)], extra={"FAKECUPTI_PUSH_FAIL_AFTER": after})
+        run, sums, tmp = gpu_run(env, [demo(env)], extra={"FAKECUPTI_PUSH_FAIL_AFTER": after,
+                                                          "NVTXCORR_GPU_CORRELATION": "external"})
         w = re.findall(r"^nvtxcorr: warn: GPU time partial: .*$", run.err, re.M)
         check(run.rc == 0 and len(w) == 1 and run.err.count("\n") == 1 and
               "cuptiActivityPushExternalCorrelationId failed (CUPTI_ERROR_UNKNOWN)" in w[0],

@@ -75,6 +75,7 @@ enum fk_counter {
     FKC_GRAPH_EXEC_DESTROY,
     FKC_PROFILER_START, /* cuProfilerStart calls (the real function reached) */
     FKC_PROFILER_STOP,
+    FKC_UNHOOKED, /* fakecuda_launch_unhooked calls (counted as cuLaunchKernel too) */
     FKC_COUNT
 };
 
@@ -256,6 +257,15 @@ static inline int fk_graph_valid(CUgraph g)
 /* ---- activity side channel (fakecuda.h) ---------------------------------------------------- */
 
 extern _Atomic(fakecuda_activity_fn) fk_activity;
+/* The API side channel (fakecuda.h): FK_FRAMED(name, call) makes call inside a driver frame
+ * named name when the fake CUPTI listens, else just makes it. */
+extern _Atomic(fakecuda_api_fn) fk_api;
+void fk_api_enter(const char *name);
+CUresult fk_api_exit(const char *name, CUresult r);
+#define FK_FRAMED(name, call)                                                                      \
+    (FK_UNLIKELY(atomic_load_explicit(&fk_api, memory_order_relaxed) != NULL)                      \
+         ? (fk_api_enter(name), fk_api_exit(name, (call)))                                         \
+         : (call))
 /* The node side channel (fakecuda.h): a node created, or the nodes of an exec cloned. */
 void fk_node_created(struct fk_node *n);
 void fk_nodes_cloned(const struct fk_graph *copy, const struct fk_graph *source);

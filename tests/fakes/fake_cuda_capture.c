@@ -351,12 +351,14 @@ FK_API CUresult cuStreamEndCapture_ptsz(CUstream hStream, CUgraph *phGraph)
 
 FK_API CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
-    return fk_info(hStream, 0, captureStatus, NULL, NULL, NULL, NULL, NULL);
+    return FK_FRAMED("cuStreamIsCapturing",
+                     fk_info(hStream, 0, captureStatus, NULL, NULL, NULL, NULL, NULL));
 }
 
 FK_API CUresult cuStreamIsCapturing_ptsz(CUstream hStream, CUstreamCaptureStatus *captureStatus)
 {
-    return fk_info(hStream, 1, captureStatus, NULL, NULL, NULL, NULL, NULL);
+    return FK_FRAMED("cuStreamIsCapturing_ptsz",
+                     fk_info(hStream, 1, captureStatus, NULL, NULL, NULL, NULL, NULL));
 }
 
 FK_API CUresult cuStreamGetCaptureInfo(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,

@@ -160,6 +160,7 @@ static const char *const fk_names[FKC_COUNT] = {
     [FKC_GRAPH_EXEC_DESTROY] = "graph_exec_destroys",
     [FKC_PROFILER_START] = "cuProfilerStart",
     [FKC_PROFILER_STOP] = "cuProfilerStop",
+    [FKC_UNHOOKED] = "unhooked_launches",
 };
 
 const char *fk_counter_name(enum fk_counter c)

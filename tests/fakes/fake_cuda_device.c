@@ -153,7 +153,7 @@ FK_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
     return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
-FK_API CUresult cuCtxGetCurrent(CUcontext *pctx)
+static CUresult fk_cuCtxGetCurrent(CUcontext *pctx)
 {
     FK_REQUIRE_INIT();
     if (pctx == NULL) return CUDA_ERROR_INVALID_VALUE;
@@ -161,7 +161,12 @@ FK_API CUresult cuCtxGetCurrent(CUcontext *pctx)
     return CUDA_SUCCESS;
 }
 
-FK_API CUresult cuCtxSetCurrent(CUcontext ctx)
+FK_API CUresult cuCtxGetCurrent(CUcontext *pctx)
+{
+    return FK_FRAMED("cuCtxGetCurrent", fk_cuCtxGetCurrent(pctx));
+}
+
+static CUresult fk_cuCtxSetCurrent(CUcontext ctx)
 {
     FK_REQUIRE_INIT();
     if (ctx != NULL && !fk_ctx_valid(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
@@ -169,13 +174,23 @@ FK_API CUresult cuCtxSetCurrent(CUcontext ctx)
     return CUDA_SUCCESS;
 }
 
-FK_API CUresult cuCtxGetDevice(CUdevice *device)
+FK_API CUresult cuCtxSetCurrent(CUcontext ctx)
+{
+    return FK_FRAMED("cuCtxSetCurrent", fk_cuCtxSetCurrent(ctx));
+}
+
+static CUresult fk_cuCtxGetDevice(CUdevice *device)
 {
     FK_REQUIRE_INIT();
     if (device == NULL) return CUDA_ERROR_INVALID_VALUE;
     if (fk_self()->ctx == NULL) return CUDA_ERROR_INVALID_CONTEXT;
     *device = 0;
     return CUDA_SUCCESS;
+}
+
+FK_API CUresult cuCtxGetDevice(CUdevice *device)
+{
+    return FK_FRAMED("cuCtxGetDevice", fk_cuCtxGetDevice(device));
 }
 
 FK_API CUresult cuCtxSynchronize(void)
@@ -338,22 +353,22 @@ static CUresult fk_stream_sync(CUstream hStream, int ptsz)
 
 FK_API CUresult cuStreamSynchronize(CUstream hStream)
 {
-    return fk_stream_sync(hStream, 0);
+    return FK_FRAMED("cuStreamSynchronize", fk_stream_sync(hStream, 0));
 }
 
 FK_API CUresult cuStreamSynchronize_ptsz(CUstream hStream)
 {
-    return fk_stream_sync(hStream, 1);
+    return FK_FRAMED("cuStreamSynchronize_ptsz", fk_stream_sync(hStream, 1));
 }
 
 FK_API CUresult cuStreamQuery(CUstream hStream)
 {
-    return fk_stream_sync(hStream, 0);
+    return FK_FRAMED("cuStreamQuery", fk_stream_sync(hStream, 0));
 }
 
 FK_API CUresult cuStreamQuery_ptsz(CUstream hStream)
 {
-    return fk_stream_sync(hStream, 1);
+    return FK_FRAMED("cuStreamQuery_ptsz", fk_stream_sync(hStream, 1));
 }
 
 /* ---- errors ---------------------------------------------------------------------------------- */

@@ -64,8 +64,8 @@ FK_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                                void **extra)
 {
-    return fk_launch(FKC_LAUNCH_KERNEL, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, extra);
+    return FK_FRAMED("cuLaunchKernel", fk_launch(FKC_LAUNCH_KERNEL, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, extra));
 }
 
 FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -74,8 +74,8 @@ FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigne
                                     unsigned int sharedMemBytes, CUstream hStream,
                                     void **kernelParams, void **extra)
 {
-    return fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, extra);
+    return FK_FRAMED("cuLaunchKernel_ptsz", fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, extra));
 }
 
 static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfig *c, CUfunction f,
@@ -93,13 +93,13 @@ static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfi
 FK_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                  void **extra)
 {
-    return fk_launch_ex(FKC_LAUNCH_KERNEL_EX, config, f, kernelParams, extra, 0);
+    return FK_FRAMED("cuLaunchKernelEx", fk_launch_ex(FKC_LAUNCH_KERNEL_EX, config, f, kernelParams, extra, 0));
 }
 
 FK_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                       void **kernelParams, void **extra)
 {
-    return fk_launch_ex(FKC_LAUNCH_KERNEL_EX_PTSZ, config, f, kernelParams, extra, 1);
+    return FK_FRAMED("cuLaunchKernelEx_ptsz", fk_launch_ex(FKC_LAUNCH_KERNEL_EX_PTSZ, config, f, kernelParams, extra, 1));
 }
 
 FK_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
@@ -108,8 +108,8 @@ FK_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
                                           CUstream hStream, void **kernelParams)
 {
-    return fk_launch(FKC_LAUNCH_COOP, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, NULL);
+    return FK_FRAMED("cuLaunchCooperativeKernel", fk_launch(FKC_LAUNCH_COOP, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, NULL));
 }
 
 FK_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -118,8 +118,8 @@ FK_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDi
                                                unsigned int blockDimZ, unsigned int sharedMemBytes,
                                                CUstream hStream, void **kernelParams)
 {
-    return fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, NULL);
+    return FK_FRAMED("cuLaunchCooperativeKernel_ptsz", fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, NULL));
 }
 
 /* A graph launch runs every kernel node of the executable graph: one count per node. */
@@ -150,17 +150,48 @@ fk_graph_launch(enum fk_counter variant, CUgraphExec exec, CUstream h, int ptsz)
 
 FK_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 {
-    return fk_graph_launch(FKC_GRAPH_LAUNCH, hGraphExec, hStream, 0);
+    return FK_FRAMED("cuGraphLaunch", fk_graph_launch(FKC_GRAPH_LAUNCH, hGraphExec, hStream, 0));
 }
 
 FK_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-    return fk_graph_launch(FKC_GRAPH_LAUNCH_PTSZ, hGraphExec, hStream, 1);
+    return FK_FRAMED("cuGraphLaunch_ptsz", fk_graph_launch(FKC_GRAPH_LAUNCH_PTSZ, hGraphExec, hStream, 1));
 }
 
-/* ---- the fake CUPTI's side channel ---- */
+FK_API int fakecuda_launch_unhooked(CUfunction f, CUstream stream)
+{
+    CUresult r = FK_FRAMED("cuLaunchKernel", fk_launch(FKC_LAUNCH_KERNEL, f, 1, 1, 1, 32, 1, 1, 0,
+                                                       stream, 0, NULL, NULL));
+    if (r == CUDA_SUCCESS) fk_count(FKC_UNHOOKED, 1);
+    return (int)r;
+}
+
+/* ---- the fake CUPTI's side channels ---- */
 
 _Atomic(fakecuda_activity_fn) fk_activity;
+_Atomic(fakecuda_api_fn) fk_api;
+
+FK_API void fakecuda_set_api_hook(fakecuda_api_fn fn)
+{
+    atomic_store(&fk_api, fn);
+}
+
+FK_API void fakecuda_api_frame(int domain, const char *name, int exit, int result)
+{
+    fakecuda_api_fn fn = atomic_load_explicit(&fk_api, memory_order_relaxed);
+    if (fn != NULL) fn(domain, name, exit, result);
+}
+
+void fk_api_enter(const char *name)
+{
+    fakecuda_api_frame(1, name, 0, 0);
+}
+
+CUresult fk_api_exit(const char *name, CUresult r)
+{
+    fakecuda_api_frame(1, name, 1, (int)r);
+    return r;
+}
 
 FK_API void fakecuda_set_activity_hook(fakecuda_activity_fn fn)
 {

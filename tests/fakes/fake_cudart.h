@@ -32,7 +32,14 @@
  */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
+/* FAKECUDART_STATIC: the runtime built into a program or a library (libfake_cudart_static.a),
+ * as nvcc's default static cudart and cuBLAS's own runtime are: nothing exported, so no
+ * preloaded library can interpose its entry points. */
+#ifdef FAKECUDART_STATIC
+#define RT_API __attribute__((visibility("hidden")))
+#else
 #define RT_API __attribute__((visibility("default")))
+#endif
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
@@ -147,6 +154,20 @@ static inline cudaError_t rt_cu(CUresult r)
 /* Calls a driver entry point, or fails as a runtime on a driver too old to have it. */
 #define RT_CALL(fn, ...)                                                                           \
     (rt_drv.fn != NULL ? rt_cu(rt_drv.fn(__VA_ARGS__)) : rt_ret(cudaErrorCallRequiresNewerDriver))
+
+/* The runtime's API frames, reported to CUPTI through the driver (fakecuda_api_frame, found
+ * with dlsym in libcuda.so.1 when the driver is loaded), as the real runtime reports its calls;
+ * RT_FRAMED(name, call) makes call inside a runtime frame named name. A call made before the
+ * driver is loaded reports no frame. */
+extern void (*rt_api_frame)(int domain, const char *name, int exit, int result);
+#define RT_FRAMED(name, call)                                                                      \
+    ({                                                                                             \
+        void (*frame_)(int, const char *, int, int) = rt_api_frame;                                \
+        if (frame_ != NULL) frame_(2, name, 0, 0);                                                 \
+        cudaError_t e_ = (call);                                                                   \
+        if (frame_ != NULL) frame_(2, name, 1, (int)e_);                                           \
+        e_;                                                                                        \
+    })
 
 /* Launch handle (a CUkernel, or a CUfunction on drivers without libraries) of a host stub. */
 cudaError_t rt_kernel_for(const void *hostFun, CUfunction *out);

@@ -60,6 +60,8 @@ static void *rt_proc(const char *symbol, int version, cuuint64_t flags)
         memcpy(&rt_drv.field, &p_, sizeof(p_));                                                    \
     } while (0)
 
+void (*rt_api_frame)(int domain, const char *name, int exit, int result);
+
 static void rt_load(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_NOW);
@@ -67,6 +69,8 @@ static void rt_load(void)
         rt_load_error = cudaErrorInsufficientDriver;
         return;
     }
+    void *frame = dlsym(h, "fakecuda_api_frame");
+    memcpy(&rt_api_frame, &frame, sizeof frame);
     PFN_cuGetProcAddress_v12000 first;
     void *sym = dlsym(h, "cuGetProcAddress_v2");
     memcpy(&first, &sym, sizeof(sym));
@@ -165,7 +169,7 @@ cudaError_t rt_init_slow(struct rt_thread *t)
 
 /* ---- errors ---------------------------------------------------------------------------------- */
 
-RT_API cudaError_t cudaGetLastError(void)
+static cudaError_t rt_body_cudaGetLastError(void)
 {
     struct rt_thread *t = rt_self();
     cudaError_t e = t->last_error;
@@ -173,9 +177,19 @@ RT_API cudaError_t cudaGetLastError(void)
     return e;
 }
 
-RT_API cudaError_t cudaPeekAtLastError(void)
+RT_API cudaError_t cudaGetLastError(void)
+{
+    return RT_FRAMED("cudaGetLastError", rt_body_cudaGetLastError());
+}
+
+static cudaError_t rt_body_cudaPeekAtLastError(void)
 {
     return rt_self()->last_error;
+}
+
+RT_API cudaError_t cudaPeekAtLastError(void)
+{
+    return RT_FRAMED("cudaPeekAtLastError", rt_body_cudaPeekAtLastError());
 }
 
 static const struct {
@@ -252,7 +266,7 @@ RT_API cudaError_t cudaGetDeviceCount(int *count)
     return RT_CALL(deviceGetCount, count);
 }
 
-RT_API cudaError_t cudaSetDevice(int device)
+static cudaError_t rt_body_cudaSetDevice(int device)
 {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -262,7 +276,12 @@ RT_API cudaError_t cudaSetDevice(int device)
     return cudaSuccess;
 }
 
-RT_API cudaError_t cudaGetDevice(int *device)
+RT_API cudaError_t cudaSetDevice(int device)
+{
+    return RT_FRAMED("cudaSetDevice", rt_body_cudaSetDevice(device));
+}
+
+static cudaError_t rt_body_cudaGetDevice(int *device)
 {
     if (device == NULL) return rt_ret(cudaErrorInvalidValue);
     cudaError_t e = rt_init();
@@ -271,10 +290,20 @@ RT_API cudaError_t cudaGetDevice(int *device)
     return cudaSuccess;
 }
 
-RT_API cudaError_t cudaDeviceSynchronize(void)
+RT_API cudaError_t cudaGetDevice(int *device)
+{
+    return RT_FRAMED("cudaGetDevice", rt_body_cudaGetDevice(device));
+}
+
+static cudaError_t rt_body_cudaDeviceSynchronize(void)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(ctxSynchronize);
+}
+
+RT_API cudaError_t cudaDeviceSynchronize(void)
+{
+    return RT_FRAMED("cudaDeviceSynchronize", rt_body_cudaDeviceSynchronize());
 }
 
 /* As the real runtime: the driver's profiler API through its cuGetProcAddress pointers. */
@@ -346,8 +375,20 @@ RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
 }
 
 /* The asynchronous forms copy at once, even into a capturing stream (no memcpy nodes). */
+static cudaError_t rt_body_cudaMemcpyAsync(void *dst, const void *src, size_t count,
+                                   enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    return rt_memcpy(dst, src, count, kind);
+}
+
 RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
                                    enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaMemcpyAsync", rt_body_cudaMemcpyAsync(dst, src, count, kind, stream));
+}
+
+static cudaError_t rt_body_cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
+                                        enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     return rt_memcpy(dst, src, count, kind);
 }
@@ -355,7 +396,7 @@ RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return rt_memcpy(dst, src, count, kind);
+    return RT_FRAMED("cudaMemcpyAsync_ptsz", rt_body_cudaMemcpyAsync_ptsz(dst, src, count, kind, stream));
 }
 
 RT_API cudaError_t cudaMemset(void *devPtr, int value, size_t count)
@@ -368,14 +409,24 @@ RT_API cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
     return rt_memset(devPtr, value, count);
 }
 
+static cudaError_t rt_body_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    return rt_memset(devPtr, value, count);
+}
+
 RT_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaMemsetAsync", rt_body_cudaMemsetAsync(devPtr, value, count, stream));
+}
+
+static cudaError_t rt_body_cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
     return rt_memset(devPtr, value, count);
 }
 
 RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    return rt_memset(devPtr, value, count);
+    return RT_FRAMED("cudaMemsetAsync_ptsz", rt_body_cudaMemsetAsync_ptsz(devPtr, value, count, stream));
 }
 
 /* ---- streams --------------------------------------------------------------------------------- */
@@ -399,16 +450,26 @@ RT_API cudaError_t cudaStreamDestroy(cudaStream_t stream)
     return e != cudaSuccess ? e : RT_CALL(streamDestroy, (CUstream)stream);
 }
 
-RT_API cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+static cudaError_t rt_body_cudaStreamSynchronize(cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(streamSynchronize, rt_stream(stream, 0));
 }
 
-RT_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
+RT_API cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    return RT_FRAMED("cudaStreamSynchronize", rt_body_cudaStreamSynchronize(stream));
+}
+
+static cudaError_t rt_body_cudaStreamSynchronize_ptsz(cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(streamSynchronize_ptsz, rt_stream(stream, 1));
+}
+
+RT_API cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
+{
+    return RT_FRAMED("cudaStreamSynchronize_ptsz", rt_body_cudaStreamSynchronize_ptsz(stream));
 }
 
 /* ---- driver entry points --------------------------------------------------------------------- */

@@ -116,14 +116,24 @@ RT_API cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t h
     return e;
 }
 
-RT_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+static cudaError_t rt_body_cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(graphLaunch, graphExec, rt_stream(stream, 0));
 }
 
-RT_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+RT_API cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaGraphLaunch", rt_body_cudaGraphLaunch(graphExec, stream));
+}
+
+static cudaError_t rt_body_cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess ? e : RT_CALL(graphLaunch_ptsz, graphExec, rt_stream(stream, 1));
+}
+
+RT_API cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaGraphLaunch_ptsz", rt_body_cudaGraphLaunch_ptsz(graphExec, stream));
 }

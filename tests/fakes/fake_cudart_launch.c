@@ -35,7 +35,7 @@ static inline cudaError_t rt_launch_host(const void *func, dim3 g, dim3 b, void 
 }
 
 /* What <<<>>> compiles to in CUDA 13: the kernel handle comes from __cudaGetKernel. */
-RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+static cudaError_t rt_body___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                       size_t sharedMem, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
@@ -44,7 +44,13 @@ RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 bl
                : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
-RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
+                                      size_t sharedMem, cudaStream_t stream)
+{
+    return RT_FRAMED("__cudaLaunchKernel", rt_body___cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem, stream));
+}
+
+static cudaError_t rt_body___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                            void **args, size_t sharedMem, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
@@ -53,16 +59,34 @@ RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, di
                : rt_launch((CUfunction)kernel, gridDim, blockDim, args, sharedMem, stream, 1);
 }
 
-RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                           void **args, size_t sharedMem, cudaStream_t stream)
+{
+    return RT_FRAMED("__cudaLaunchKernel_ptsz", rt_body___cudaLaunchKernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream));
+}
+
+static cudaError_t rt_body_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                     size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 0);
 }
 
-RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                    size_t sharedMem, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaLaunchKernel", rt_body_cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream));
+}
+
+static cudaError_t rt_body_cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                          size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 1);
+}
+
+RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                         size_t sharedMem, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaLaunchKernel_ptsz", rt_body_cudaLaunchKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
 static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args,
@@ -89,16 +113,28 @@ static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *fu
     return RT_CALL(launchKernelEx, &c, f, args, NULL);
 }
 
-RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+static cudaError_t rt_body_cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
                                        void **args)
 {
     return rt_launch_ex(config, func, args, 0);
 }
 
-RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
+                                       void **args)
+{
+    return RT_FRAMED("cudaLaunchKernelExC", rt_body_cudaLaunchKernelExC(config, func, args));
+}
+
+static cudaError_t rt_body_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
                                             void **args)
 {
     return rt_launch_ex(config, func, args, 1);
+}
+
+RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
+                                            void **args)
+{
+    return RT_FRAMED("cudaLaunchKernelExC_ptsz", rt_body_cudaLaunchKernelExC_ptsz(config, func, args));
 }
 
 static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args, size_t shmem,
@@ -115,17 +151,30 @@ static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args,
                    rt_stream(s, 0), args);
 }
 
-RT_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
+static cudaError_t rt_body_cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                                void **args, size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 0);
+}
+
+RT_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                                               void **args, size_t sharedMem, cudaStream_t stream)
+{
+    return RT_FRAMED("cudaLaunchCooperativeKernel", rt_body_cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream));
+}
+
+static cudaError_t rt_body_cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                                    void **args, size_t sharedMem,
+                                                    cudaStream_t stream)
+{
+    return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 1);
 }
 
 RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                                     void **args, size_t sharedMem,
                                                     cudaStream_t stream)
 {
-    return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 1);
+    return RT_FRAMED("cudaLaunchCooperativeKernel_ptsz", rt_body_cudaLaunchCooperativeKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
 /* ---- stream capture -------------------------------------------------------------------------- */
@@ -205,16 +254,28 @@ static cudaError_t rt_is_capturing(cudaStream_t s, enum cudaStreamCaptureStatus 
     return e;
 }
 
-RT_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+static cudaError_t rt_body_cudaStreamIsCapturing(cudaStream_t stream,
                                          enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     return rt_is_capturing(stream, pCaptureStatus, 0);
 }
 
-RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+RT_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
+                                         enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+    return RT_FRAMED("cudaStreamIsCapturing", rt_body_cudaStreamIsCapturing(stream, pCaptureStatus));
+}
+
+static cudaError_t rt_body_cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                               enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     return rt_is_capturing(stream, pCaptureStatus, 1);
+}
+
+RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
+                                              enum cudaStreamCaptureStatus *pCaptureStatus)
+{
+    return RT_FRAMED("cudaStreamIsCapturing_ptsz", rt_body_cudaStreamIsCapturing_ptsz(stream, pCaptureStatus));
 }
 
 static cudaError_t rt_capture_info(cudaStream_t s, enum cudaStreamCaptureStatus *status,

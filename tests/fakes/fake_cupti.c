@@ -59,7 +59,9 @@
 #define _GNU_SOURCE
 #include <cupti.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,7 +94,7 @@ static size_t nheld;
 static _Atomic long pushes;
 static uint8_t *foreign_seen[64]; /* foreign buffers completed so far (FAKECUPTI_FOREIGN) */
 static size_t foreign_count;
-static uint32_t next_correlation;
+static _Atomic uint32_t next_correlation;
 static uint64_t gpu_clock, kernels_seen, dropped;
 
 /* The buffer being filled (under lock). */
@@ -152,8 +154,14 @@ static int env_int(const char *name)
     return v ? atoi(v) : 0;
 }
 
+static char stats_path[4096];
+static int nested_same_id, callback_ns, record_ns, no_api_callbacks, no_per_cbid;
+static int log_fd = -1; /* FAKECUPTI_LOG */
+static void after_fork_api(void);
+
 static void after_fork_in_child(void)
 {
+    after_fork_api();
     pid = (uint32_t)getpid();
     pthread_mutex_init(&lock, NULL);
     pthread_cond_init(&wake, NULL);
@@ -180,6 +188,15 @@ static void configure(void)
     const char *k = getenv("FAKECUPTI_KERNEL_MS");
     long_kernels = k && strchr(k, ':') ? atol(strchr(k, ':') + 1) : -1;
     if (getenv("FAKECUPTI_PUSH_FAIL_AFTER")) push_fail_after = env_int("FAKECUPTI_PUSH_FAIL_AFTER");
+    nested_same_id = env_int("FAKECUPTI_NESTED_SAME_ID");
+    callback_ns = env_int("FAKECUPTI_CALLBACK_NS");
+    record_ns = env_int("FAKECUPTI_RECORD_NS");
+    no_api_callbacks = env_int("FAKECUPTI_NO_API_CALLBACKS");
+    no_per_cbid = env_int("FAKECUPTI_NO_PER_CBID");
+    const char *log = getenv("FAKECUPTI_LOG");
+    if (log && *log) log_fd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    const char *stats = getenv("FAKECUPTI_STATS");
+    if (stats && strlen(stats) < sizeof stats_path) strcpy(stats_path, stats);
     pid = (uint32_t)getpid();
     pthread_atfork(NULL, NULL, after_fork_in_child);
 }
@@ -321,30 +338,15 @@ static uint32_t stream_id(const void *stream)
     return (uint32_t)(((uintptr_t)stream >> 4) % 1000 + 1);
 }
 
-/* The fake driver's report of one launch (fakecuda.h), on the launching thread. */
-static void api_records_locked(uint32_t corr, uint64_t launch)
+static void log_op(uint32_t corr, const char *what, uint64_t start, uint64_t end,
+                   const fakecuda_op_t *op)
 {
-    if (enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
-        CUpti_ActivityAPI *a = room_locked(sizeof *a);
-        if (a) {
-            a->kind = CUPTI_ACTIVITY_KIND_DRIVER;
-            a->start = launch, a->end = launch + 1;
-            a->processId = pid;
-            a->correlationId = corr;
-        }
-    }
-    /* As documented: an API record made inside an external region is preceded by the
-     * external correlation record, so without API records there is none. */
-    if (ext_depth > 0 && enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) &&
-        enabled(CUPTI_ACTIVITY_KIND_DRIVER)) {
-        CUpti_ActivityExternalCorrelation *e = room_locked(sizeof *e);
-        if (e) {
-            e->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-            e->externalKind = ext_kind[ext_depth - 1];
-            e->externalId = ext_stack[ext_depth - 1];
-            e->correlationId = corr;
-        }
-    }
+    if (log_fd < 0) return;
+    char line[1024];
+    int n = snprintf(line, sizeof line, "op\t%u\t%s\t%llu\t%llu\t%u\t%llu\n", corr, what,
+                     (unsigned long long)start, (unsigned long long)end, op->graph_id,
+                     (unsigned long long)op->node_id);
+    if (n > 0 && (size_t)n < sizeof line) (void)!write(log_fd, line, (size_t)n);
 }
 
 static void kernel_record_locked(const fakecuda_op_t *op, uint32_t corr, uint64_t start,
@@ -367,6 +369,7 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
             m->streamId = stream_id(ops[i].stream);
             m->correlationId = corr;
             m->graphId = ops[i].graph_id, m->graphNodeId = ops[i].node_id;
+            log_op(corr, "[memcpy]", start, start + dur, &ops[i]);
             continue;
         }
         if (ops[i].name == NULL) {
@@ -378,6 +381,7 @@ static void op_records_locked(const fakecuda_op_t *ops, size_t n, uint32_t corr,
             m->streamId = stream_id(ops[i].stream);
             m->correlationId = corr;
             m->graphId = ops[i].graph_id, m->graphNodeId = ops[i].node_id;
+            log_op(corr, "[memset]", start, start + dur, &ops[i]);
             continue;
         }
         if (drop_every > 0 && ++kernels_seen % (uint64_t)drop_every == 0) {
@@ -422,28 +426,237 @@ static void kernel_record_locked(const fakecuda_op_t *op, uint32_t corr, uint64_
     k->gridZ = (int32_t)op->grid[2];
     k->blockX = (int32_t)op->block[0], k->blockY = (int32_t)op->block[1];
     k->blockZ = (int32_t)op->block[2];
+    log_op(corr, op->name, start, end, op);
 }
 
+/* ---- API frames: correlation ids, callbacks, API records ----
+ * Each CUDA call the fake driver or a fake runtime reports (fakecuda_api_frame) is a frame on
+ * the calling thread with a new correlation id (FAKECUPTI_NESTED_SAME_ID=1: a nested frame
+ * shares its outermost frame's id). Its callbacks are made at entry and exit when enabled for
+ * its cbid (cuptiEnableCallback), with that id; its API record at exit when the DRIVER or
+ * RUNTIME kind is on, or its cbid alone (cuptiActivityEnableDriverApi/RuntimeApi), preceded by
+ * an EXTERNAL_CORRELATION record when an external id is pushed. A launch's kernels carry the
+ * outermost frame's id, as CUPTI's do, and are written after that frame's API records (at its
+ * exit) unless FAKECUPTI_KERNELS_FIRST. The calls the fake knows, by name: */
+#define FC_DRIVER_CALLS(X)                                                                         \
+    X(cuLaunchKernel) X(cuLaunchKernel_ptsz) X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz)         \
+    X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernel_ptsz) X(cuGraphLaunch)               \
+    X(cuGraphLaunch_ptsz) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice)                 \
+    X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz) X(cuStreamSynchronize)                     \
+    X(cuStreamSynchronize_ptsz) X(cuStreamQuery) X(cuStreamQuery_ptsz)
+#define FC_RUNTIME_CALLS(X)                                                                        \
+    X(__cudaLaunchKernel, v13000) X(__cudaLaunchKernel_ptsz, v13000) X(cudaLaunchKernel, v7000)    \
+    X(cudaLaunchKernel_ptsz, v7000) X(cudaLaunchKernelExC, v11060)                                 \
+    X(cudaLaunchKernelExC_ptsz, v11060) X(cudaLaunchCooperativeKernel, v9000)                      \
+    X(cudaLaunchCooperativeKernel_ptsz, v9000) X(cudaGraphLaunch, v10000)                          \
+    X(cudaGraphLaunch_ptsz, v10000) X(cudaStreamIsCapturing, v10000)                               \
+    X(cudaStreamIsCapturing_ptsz, v10000) X(cudaGetLastError, v3020)                               \
+    X(cudaPeekAtLastError, v3020) X(cudaSetDevice, v3020) X(cudaGetDevice, v3020)                  \
+    X(cudaDeviceSynchronize, v3020) X(cudaMemcpyAsync, v3020) X(cudaMemcpyAsync_ptsz, v7000)       \
+    X(cudaMemsetAsync, v3020) X(cudaMemsetAsync_ptsz, v7000) X(cudaStreamSynchronize, v3020)       \
+    X(cudaStreamSynchronize_ptsz, v7000)
+static const struct call {
+    const char *name;
+    CUpti_CallbackDomain domain;
+    CUpti_CallbackId cbid;
+} calls[] = {
+#define FC_D(n) {#n, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##n},
+#define FC_R(n, v) {#n, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##n##_##v},
+    FC_DRIVER_CALLS(FC_D) FC_RUNTIME_CALLS(FC_R)
+#undef FC_D
+#undef FC_R
+};
+enum { NCALLS = sizeof calls / sizeof *calls, MAX_FRAMES = 16 };
+/* Per call: frames seen, callbacks made, API records written; callbacks and records on. */
+static _Atomic unsigned long long n_frames[NCALLS], n_callbacks[NCALLS], n_records[NCALLS];
+static _Atomic int callback_on[NCALLS], record_on[NCALLS];
+static CUpti_CallbackFunc subscriber_fn;
+static void *subscriber_data;
+
+static __thread struct frame {
+    int call; /* index in calls[], -1 for a name the fake does not know */
+    uint32_t corr;
+    uint64_t start, data;
+} frames[MAX_FRAMES];
+static __thread int nframes;
+/* A launch's operations, held until its outermost frame's exit (its API records first). */
+static __thread fakecuda_op_t *held_ops;
+static __thread size_t nheld_ops, held_cap;
+static __thread uint64_t held_launch;
+
+/* FAKECUPTI_CALLBACK_NS / _RECORD_NS: what CUPTI's work for a callback or a record costs the
+ * calling thread, spent spinning on the clock. */
+static void spend(int ns)
+{
+    if (ns <= 0) return;
+    uint64_t end = mono_ns() + (uint64_t)ns;
+    while (mono_ns() < end)
+        ;
+}
+
+static int call_index(const char *name)
+{
+    static __thread struct {
+        const char *ptr;
+        int call;
+    } cache[64];
+    size_t h = ((uintptr_t)name >> 3) % 64;
+    if (cache[h].ptr == name) return cache[h].call;
+    int call = -1;
+    for (int i = 0; i < (int)NCALLS && call < 0; i++)
+        if (!strcmp(calls[i].name, name)) call = i;
+    cache[h].ptr = name, cache[h].call = call;
+    return call;
+}
+
+static void call_back(const struct frame *f, const char *name, int exit, int *result)
+{
+    if (f->call < 0 || subscriber_fn == NULL || !atomic_load(&callback_on[f->call])) return;
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = exit ? CUPTI_API_EXIT : CUPTI_API_ENTER;
+    d.functionName = name;
+    d.functionReturnValue = exit ? result : NULL;
+    d.correlationId = f->corr;
+    d.correlationData = (uint64_t *)&f->data;
+    subscriber_fn(subscriber_data, calls[f->call].domain, calls[f->call].cbid, &d);
+    atomic_fetch_add_explicit(&n_callbacks[f->call], 1, memory_order_relaxed);
+    spend(callback_ns);
+}
+
+
+static void api_record(const struct frame *f)
+{
+    CUpti_ActivityKind kind = calls[f->call].domain == CUPTI_CB_DOMAIN_DRIVER_API
+                                  ? CUPTI_ACTIVITY_KIND_DRIVER
+                                  : CUPTI_ACTIVITY_KIND_RUNTIME;
+    if (!enabled(kind) && !atomic_load(&record_on[f->call])) return;
+    uint64_t end = now_ns();
+    pthread_mutex_lock(&lock);
+    /* As documented: an API record made inside an external region is preceded by the
+     * external correlation record, so without API records there is none. */
+    if (ext_depth > 0 && enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+        CUpti_ActivityExternalCorrelation *e = room_locked(sizeof *e);
+        if (e) {
+            e->kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+            e->externalKind = ext_kind[ext_depth - 1];
+            e->externalId = ext_stack[ext_depth - 1];
+            e->correlationId = f->corr;
+        }
+    }
+    CUpti_ActivityAPI *a = room_locked(sizeof *a);
+    if (a) {
+        a->kind = kind;
+        a->cbid = calls[f->call].cbid;
+        a->start = f->start, a->end = end > f->start ? end : f->start + 1;
+        a->processId = pid;
+        a->correlationId = f->corr;
+    }
+    pthread_mutex_unlock(&lock);
+    atomic_fetch_add_explicit(&n_records[f->call], 1, memory_order_relaxed);
+    spend(record_ns);
+}
+
+static void ops_now(const fakecuda_op_t *ops, size_t n, uint32_t corr, uint64_t launch)
+{
+    pthread_mutex_lock(&lock);
+    release_held_locked();
+    op_records_locked(ops, n, corr, launch);
+    pthread_mutex_unlock(&lock);
+}
+
+static void on_api(int domain, const char *name, int exit, int result)
+{
+    (void)domain;
+    if (!exit) {
+        if (nframes++ >= MAX_FRAMES) return;
+        struct frame *f = &frames[nframes - 1];
+        f->call = call_index(name);
+        f->corr = nested_same_id && nframes > 1 ? frames[0].corr
+                                                : atomic_fetch_add(&next_correlation, 1) + 1;
+        f->start = now_ns(), f->data = 0;
+        if (f->call >= 0) atomic_fetch_add_explicit(&n_frames[f->call], 1, memory_order_relaxed);
+        call_back(f, name, 0, NULL);
+        return;
+    }
+    if (nframes == 0) return; /* a frame whose entry came before the hook was installed */
+    if (nframes-- > MAX_FRAMES) return;
+    struct frame *f = &frames[nframes];
+    call_back(f, name, 1, &result);
+    if (f->call >= 0) api_record(f);
+    if (nframes == 0 && nheld_ops > 0) {
+        size_t n = nheld_ops;
+        nheld_ops = 0;
+        ops_now(held_ops, n, f->corr, held_launch);
+    }
+}
+
+/* The fake driver's report of what one launch runs (fakecuda.h), on the launching thread,
+ * inside the launch's frame. */
 static void on_launch(const fakecuda_op_t *ops, size_t n)
 {
     if (!enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) return;
     uint64_t launch = now_ns();
-    pthread_mutex_lock(&lock);
-    release_held_locked();
-    uint32_t corr = ++next_correlation;
-    if (kernels_first) { /* as when kernels land in an earlier buffer than their API record */
-        op_records_locked(ops, n, corr, launch);
-        api_records_locked(corr, launch);
-    } else {
-        api_records_locked(corr, launch);
-        op_records_locked(ops, n, corr, launch);
+    if (nframes == 0 || nframes > MAX_FRAMES) { /* no frame: an id of its own */
+        ops_now(ops, n, atomic_fetch_add(&next_correlation, 1) + 1, launch);
+        return;
     }
-    pthread_mutex_unlock(&lock);
+    if (kernels_first) { /* as when kernels land in an earlier buffer than their API record */
+        ops_now(ops, n, frames[0].corr, launch);
+        return;
+    }
+    if (nheld_ops + n > held_cap) {
+        size_t cap = (nheld_ops + n) * 2;
+        fakecuda_op_t *grown = realloc(held_ops, cap * sizeof *grown);
+        if (grown == NULL) {
+            ops_now(ops, n, frames[0].corr, launch);
+            return;
+        }
+        held_ops = grown, held_cap = cap;
+    }
+    if (nheld_ops == 0) held_launch = launch;
+    memcpy(held_ops + nheld_ops, ops, n * sizeof *ops);
+    nheld_ops += n;
+}
+
+/* CUPTI does not follow fork: the child's callbacks and per-cbid records are off. */
+static void after_fork_api(void)
+{
+    for (size_t i = 0; i < NCALLS; i++)
+        atomic_store(&callback_on[i], 0), atomic_store(&record_on[i], 0);
+    nframes = 0, nheld_ops = 0;
+}
+
+/* Per-cbid switches: every known call of that domain and cbid. */
+static int set_for_cbid(_Atomic int *table, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                        int on)
+{
+    int found = 0;
+    for (size_t i = 0; i < NCALLS; i++)
+        if (calls[i].domain == domain && calls[i].cbid == cbid) atomic_store(&table[i], on), found = 1;
+    return found;
+}
+
+/* FAKECUPTI_STATS: per call, what CUPTI did for it, written at exit by the process that
+ * started (a forked child's CUPTI does nothing). */
+__attribute__((destructor)) static void write_stats(void)
+{
+    if (!stats_path[0] || (uint32_t)getpid() != pid) return;
+    FILE *f = fopen(stats_path, "a");
+    if (f == NULL) return;
+    unsigned long long callbacks = 0, records = 0;
+    for (size_t i = 0; i < NCALLS; i++) {
+        unsigned long long fr = n_frames[i], cb = n_callbacks[i], rec = n_records[i];
+        if (fr) fprintf(f, "frames %s %llu\n", calls[i].name, fr);
+        if (cb) fprintf(f, "callbacks %s %llu\n", calls[i].name, cb);
+        if (rec) fprintf(f, "api_records %s %llu\n", calls[i].name, rec);
+        callbacks += cb, records += rec;
+    }
+    fprintf(f, "callbacks_total %llu\napi_records_total %llu\n", callbacks, records);
+    fclose(f);
 }
 
 /* ---- the callback API: graph nodes ---- */
-static CUpti_CallbackFunc subscriber_fn;
-static void *subscriber_data;
 static _Atomic int node_cb_enabled[2]; /* GRAPHNODE_CREATED, GRAPHNODE_CLONED */
 
 static void on_node(int cloned, CUgraph graph, CUgraphNode node, CUgraphNode original,
@@ -463,6 +676,33 @@ static void *driver_symbol(const char *name)
 {
     void *driver = dlopen("libcuda.so.1", RTLD_NOW);
     return driver ? dlsym(driver, name) : NULL;
+}
+
+static void install_api_hook(void)
+{
+    void (*set_hook)(fakecuda_api_fn) =
+        (void (*)(fakecuda_api_fn))driver_symbol("fakecuda_set_api_hook");
+    if (set_hook) set_hook(on_api);
+}
+
+FC_API CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    configure();
+    if (no_per_cbid) return CUPTI_ERROR_NOT_SUPPORTED; /* FAKECUPTI_NO_PER_CBID: before 12.5 */
+    if (cbid == 0 || cbid >= CUPTI_DRIVER_TRACE_CBID_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+    set_for_cbid(record_on, CUPTI_CB_DOMAIN_DRIVER_API, cbid, enable != 0);
+    install_api_hook();
+    return CUPTI_SUCCESS;
+}
+
+FC_API CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+    configure();
+    if (no_per_cbid) return CUPTI_ERROR_NOT_SUPPORTED;
+    if (cbid == 0 || cbid >= CUPTI_RUNTIME_TRACE_CBID_SIZE) return CUPTI_ERROR_INVALID_PARAMETER;
+    set_for_cbid(record_on, CUPTI_CB_DOMAIN_RUNTIME_API, cbid, enable != 0);
+    install_api_hook();
+    return CUPTI_SUCCESS;
 }
 
 FC_API CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
@@ -486,8 +726,18 @@ FC_API CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 FC_API CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
                                        CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
 {
-    if (subscriber == NULL || domain != CUPTI_CB_DOMAIN_RESOURCE)
-        return CUPTI_ERROR_INVALID_PARAMETER;
+    if (subscriber == NULL) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API || domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        if (no_api_callbacks) return CUPTI_ERROR_NOT_SUPPORTED; /* FAKECUPTI_NO_API_CALLBACKS */
+        CUpti_CallbackId size = domain == CUPTI_CB_DOMAIN_DRIVER_API
+                                    ? (CUpti_CallbackId)CUPTI_DRIVER_TRACE_CBID_SIZE
+                                    : (CUpti_CallbackId)CUPTI_RUNTIME_TRACE_CBID_SIZE;
+        if (cbid == 0 || cbid >= size) return CUPTI_ERROR_INVALID_PARAMETER;
+        set_for_cbid(callback_on, domain, cbid, enable != 0); /* a call the fake never makes: ok */
+        install_api_hook();
+        return CUPTI_SUCCESS;
+    }
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE) return CUPTI_ERROR_INVALID_PARAMETER;
     if (cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED &&
         cbid != CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED)
         return CUPTI_ERROR_INVALID_PARAMETER;
@@ -525,6 +775,7 @@ FC_API CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFu
     if (set_hook == NULL) return CUPTI_ERROR_NOT_INITIALIZED; /* not the fake driver */
     requested = req, completed = done;
     set_hook(on_launch);
+    install_api_hook(); /* every call's frame: correlation ids, API records */
     return CUPTI_SUCCESS;
 }
 

@@ -53,6 +53,25 @@ typedef void (*fakecuda_node_fn)(int cloned, CUgraph graph, CUgraphNode node, CU
 void fakecuda_set_node_hook(fakecuda_node_fn fn);
 unsigned long long fakecuda_node_id(CUgraphNode node);
 
+/*
+ * Side channel to the fake CUPTI's callback API and API records: an API call's frame, its entry
+ * (exit 0) and its exit (exit 1, with its result), on the calling thread, as CUPTI sees the call.
+ * domain is CUPTI's: 1 the driver API, 2 the runtime API; name is the function's exported name,
+ * a string constant. The fake driver reports its own launch entry points and a few other calls
+ * (fake_cuda_launch.c); a runtime reports its frames through fakecuda_api_frame, found with dlsym
+ * in libcuda.so.1, as the real runtime reports to CUPTI through the driver. NULL turns it off.
+ */
+typedef void (*fakecuda_api_fn)(int domain, const char *name, int exit, int result);
+void fakecuda_set_api_hook(fakecuda_api_fn fn);
+void fakecuda_api_frame(int domain, const char *name, int exit, int result);
+
+/*
+ * A launch by a path no profiler can hook: the driver runs f (a grid of one block of 32) on
+ * stream as cuLaunchKernel would, its frame reported as "cuLaunchKernel", but it is reached
+ * through this test symbol, not a CUDA entry point (as a launch through a private export table).
+ */
+int fakecuda_launch_unhooked(CUfunction f, CUstream stream);
+
 #ifdef __cplusplus
 }
 #endif
