@@ -532,11 +532,13 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     }
     /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
     uint32_t nl = 0, nk = 0;
+    static uint8_t listed[PROF_MAX_SITES];
     for (uint32_t i = 0; i < nlabels; i++) {
         prof_label_t *l = atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
         aggregate_label(l, nsites, &scratch);
         finish_agg(&scratch, &label_sum[i]);
-        if (scratch.launches || scratch.capture) order[nl++] = i;
+        listed[i] = scratch.launches || scratch.capture;
+        if (listed[i]) order[nl++] = i;
     }
     static uint32_t kernels[PROF_MAX_SITES];
     static uint64_t site_launches[PROF_MAX_SITES], site_ns[PROF_MAX_SITES];
@@ -560,6 +562,14 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     }
     /* A window's GPU time: its set, once settled (gpu.c). */
     sum.gpu = nvtxcorr_prof_gpu_reported() && (!win || nvtxcorr_prof_gpu_out != NULL);
+    /* A label with GPU time by launch and no launch of its own: [not hooked]. */
+    for (uint32_t i = 0; sum.gpu && i < nlabels; i++) {
+        prof_label_t *l = atomic_load_explicit(&nvtxcorr_prof_labels[i], memory_order_acquire);
+        prof_gpu_stat_t g;
+        if (listed[i]) continue;
+        nvtxcorr_prof_gpu_label_stat(l, nsites, 0, &g);
+        if (g.n) order[nl++] = i;
+    }
     if (sum.gpu) {
         const prof_gpu_t *g = gpu_view();
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
