@@ -425,8 +425,8 @@ static void map_launch(uint32_t corr, uint64_t id)
     if (id == 0) {
         /* Between windows a launch passes straight through every hook: its work is in no
          * window, as a hooked one's. */
-        if ((window_tags && atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) !=
-                                NVTXCORR_MODE_PROFILE) ||
+        if ((window_tags &&
+             atomic_load_explicit(&nvtxcorr_mode, memory_order_relaxed) != NVTXCORR_MODE_PROFILE) ||
             nvtxcorr_prof_not_hooked_site == PROF_NO_LABEL)
             return;
         id = make_id(nvtxcorr_prof_not_hooked_site, nvtxcorr_context_now());

@@ -83,7 +83,7 @@ uint32_t nvtxcorr_prof_not_hooked_site = PROF_NO_LABEL;
 static _Atomic int exit_settled; /* the exit has settled the records (lock_unless_closing) */
 static prof_gpu_t window_sets[2];
 static _Atomic unsigned gpu_written; /* the last window whose GPU time was written */
-static uint64_t late_ops, late_ns; /* under the lock; late_said: what a note has said */
+static uint64_t late_ops, late_ns;   /* under the lock; late_said: what a note has said */
 static uint64_t late_said, dropped_said, incomplete_said;
 /* Per window set: its launches whose correlation came in, and those of them with an
  * operation in already: the window's helper waits until both are equal (settle). */
@@ -319,11 +319,12 @@ static inline __attribute__((always_inline)) int lookup(uint32_t corr, uint64_t 
 {
     corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
     if (atomic_load_explicit(&c->corr, memory_order_acquire) != corr) return 0;
-    uint64_t e = atomic_load_explicit(&c->ext, memory_order_relaxed);
-    atomic_thread_fence(memory_order_acquire);
+    /* Acquire: a launch stored after the id was cleared brings the clearing with it. */
+    uint64_t e = atomic_load_explicit(&c->ext, memory_order_acquire);
     if (e == 0 || atomic_load_explicit(&c->corr, memory_order_relaxed) != corr) return 0;
     *ext = e;
-    if (NVTXCORR_UNLIKELY(windows_on) && !atomic_exchange_explicit(&c->has_op, 1, memory_order_relaxed)) {
+    if (NVTXCORR_UNLIKELY(windows_on) &&
+        !atomic_exchange_explicit(&c->has_op, 1, memory_order_relaxed)) {
         unsigned w = window_of(e);
         if (w) corr_with_op[w & 1]++;
     }
@@ -359,8 +360,7 @@ void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
     if (ext == 0 || corr == 0) return;
     corr_slot_t *c = &corr_map[corr % CORR_SLOTS];
     atomic_store_explicit(&c->corr, 0, memory_order_relaxed);
-    atomic_thread_fence(memory_order_release);
-    atomic_store_explicit(&c->ext, ext, memory_order_relaxed);
+    atomic_store_explicit(&c->ext, ext, memory_order_release); /* after the clearing */
     atomic_store_explicit(&c->has_op, 0, memory_order_relaxed);
     atomic_store_explicit(&c->corr, corr, memory_order_release);
     if (NVTXCORR_UNLIKELY(windows_on)) {

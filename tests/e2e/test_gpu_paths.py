@@ -100,7 +100,7 @@ def check_exact(what, d, ops):
           f"{what}: gpu_time {d['gpu_time']}, correlation {d.get('gpu_correlation')}, "
           f"note {d['gpu_time_note']}")
     check(got_launch == launch, f"{what}: by launch label\n  got      {got_launch}\n"
-          f"  expected {launch}")
+          f"  expected {launch}\n  totals {d['totals']}\n  note {d['gpu_time_note']}")
     check(got_kernel == kernel, f"{what}: by kernel label\n  got      {got_kernel}\n"
           f"  expected {kernel}")
     check(t["gpu_uncorrelated_kernels"] == 0 and t["gpu_ns"] == sum(o[2] for o in ops),

@@ -56,7 +56,8 @@ BLAS_API int fakeblas_gemm(void *stream)
     if (e == cudaSuccess) e = cudaGetDevice(&device);
     dim3 grid = {4, 2, 1}, block = {128, 1, 1};
     void *args[] = {NULL};
-    if (e == cudaSuccess) e = cudaLaunchKernel((const void *)gemm_stub, grid, block, args, 0, stream);
+    if (e == cudaSuccess)
+        e = cudaLaunchKernel((const void *)gemm_stub, grid, block, args, 0, stream);
     cudaLaunchConfig_t config = {0};
     config.gridDim = (dim3){2, 1, 1};
     config.blockDim = (dim3){64, 1, 1};

@@ -64,8 +64,9 @@ FK_API CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int
                                unsigned int sharedMemBytes, CUstream hStream, void **kernelParams,
                                void **extra)
 {
-    return FK_FRAMED("cuLaunchKernel", fk_launch(FKC_LAUNCH_KERNEL, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, extra));
+    return FK_FRAMED("cuLaunchKernel", fk_launch(FKC_LAUNCH_KERNEL, f, gridDimX, gridDimY, gridDimZ,
+                                                 blockDimX, blockDimY, blockDimZ, sharedMemBytes,
+                                                 hStream, 0, kernelParams, extra));
 }
 
 FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
@@ -74,8 +75,10 @@ FK_API CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigne
                                     unsigned int sharedMemBytes, CUstream hStream,
                                     void **kernelParams, void **extra)
 {
-    return FK_FRAMED("cuLaunchKernel_ptsz", fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, extra));
+    return FK_FRAMED("cuLaunchKernel_ptsz",
+                     fk_launch(FKC_LAUNCH_KERNEL_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                               blockDimY, blockDimZ, sharedMemBytes, hStream, 1, kernelParams,
+                               extra));
 }
 
 static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfig *c, CUfunction f,
@@ -93,13 +96,15 @@ static inline CUresult fk_launch_ex(enum fk_counter variant, const CUlaunchConfi
 FK_API CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                  void **extra)
 {
-    return FK_FRAMED("cuLaunchKernelEx", fk_launch_ex(FKC_LAUNCH_KERNEL_EX, config, f, kernelParams, extra, 0));
+    return FK_FRAMED("cuLaunchKernelEx",
+                     fk_launch_ex(FKC_LAUNCH_KERNEL_EX, config, f, kernelParams, extra, 0));
 }
 
 FK_API CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f,
                                       void **kernelParams, void **extra)
 {
-    return FK_FRAMED("cuLaunchKernelEx_ptsz", fk_launch_ex(FKC_LAUNCH_KERNEL_EX_PTSZ, config, f, kernelParams, extra, 1));
+    return FK_FRAMED("cuLaunchKernelEx_ptsz",
+                     fk_launch_ex(FKC_LAUNCH_KERNEL_EX_PTSZ, config, f, kernelParams, extra, 1));
 }
 
 FK_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
@@ -108,8 +113,10 @@ FK_API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX,
                                           unsigned int blockDimZ, unsigned int sharedMemBytes,
                                           CUstream hStream, void **kernelParams)
 {
-    return FK_FRAMED("cuLaunchCooperativeKernel", fk_launch(FKC_LAUNCH_COOP, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 0, kernelParams, NULL));
+    return FK_FRAMED("cuLaunchCooperativeKernel",
+                     fk_launch(FKC_LAUNCH_COOP, f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                               blockDimY, blockDimZ, sharedMemBytes, hStream, 0, kernelParams,
+                               NULL));
 }
 
 FK_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX,
@@ -118,8 +125,10 @@ FK_API CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDi
                                                unsigned int blockDimZ, unsigned int sharedMemBytes,
                                                CUstream hStream, void **kernelParams)
 {
-    return FK_FRAMED("cuLaunchCooperativeKernel_ptsz", fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
-                     blockDimZ, sharedMemBytes, hStream, 1, kernelParams, NULL));
+    return FK_FRAMED("cuLaunchCooperativeKernel_ptsz",
+                     fk_launch(FKC_LAUNCH_COOP_PTSZ, f, gridDimX, gridDimY, gridDimZ, blockDimX,
+                               blockDimY, blockDimZ, sharedMemBytes, hStream, 1, kernelParams,
+                               NULL));
 }
 
 /* A graph launch runs every kernel node of the executable graph: one count per node. */
@@ -155,7 +164,8 @@ FK_API CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
 
 FK_API CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
 {
-    return FK_FRAMED("cuGraphLaunch_ptsz", fk_graph_launch(FKC_GRAPH_LAUNCH_PTSZ, hGraphExec, hStream, 1));
+    return FK_FRAMED("cuGraphLaunch_ptsz",
+                     fk_graph_launch(FKC_GRAPH_LAUNCH_PTSZ, hGraphExec, hStream, 1));
 }
 
 FK_API int fakecuda_launch_unhooked(CUfunction f, CUstream stream)

@@ -376,7 +376,7 @@ RT_API cudaError_t cudaMemcpy_ptds(void *dst, const void *src, size_t count,
 
 /* The asynchronous forms copy at once, even into a capturing stream (no memcpy nodes). */
 static cudaError_t rt_body_cudaMemcpyAsync(void *dst, const void *src, size_t count,
-                                   enum cudaMemcpyKind kind, cudaStream_t stream)
+                                           enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     return rt_memcpy(dst, src, count, kind);
 }
@@ -388,7 +388,7 @@ RT_API cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count,
 }
 
 static cudaError_t rt_body_cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
-                                        enum cudaMemcpyKind kind, cudaStream_t stream)
+                                                enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     return rt_memcpy(dst, src, count, kind);
 }
@@ -396,7 +396,8 @@ static cudaError_t rt_body_cudaMemcpyAsync_ptsz(void *dst, const void *src, size
 RT_API cudaError_t cudaMemcpyAsync_ptsz(void *dst, const void *src, size_t count,
                                         enum cudaMemcpyKind kind, cudaStream_t stream)
 {
-    return RT_FRAMED("cudaMemcpyAsync_ptsz", rt_body_cudaMemcpyAsync_ptsz(dst, src, count, kind, stream));
+    return RT_FRAMED("cudaMemcpyAsync_ptsz",
+                     rt_body_cudaMemcpyAsync_ptsz(dst, src, count, kind, stream));
 }
 
 RT_API cudaError_t cudaMemset(void *devPtr, int value, size_t count)
@@ -409,7 +410,8 @@ RT_API cudaError_t cudaMemset_ptds(void *devPtr, int value, size_t count)
     return rt_memset(devPtr, value, count);
 }
 
-static cudaError_t rt_body_cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+static cudaError_t rt_body_cudaMemsetAsync(void *devPtr, int value, size_t count,
+                                           cudaStream_t stream)
 {
     return rt_memset(devPtr, value, count);
 }
@@ -419,14 +421,16 @@ RT_API cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaSt
     return RT_FRAMED("cudaMemsetAsync", rt_body_cudaMemsetAsync(devPtr, value, count, stream));
 }
 
-static cudaError_t rt_body_cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
+static cudaError_t rt_body_cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count,
+                                                cudaStream_t stream)
 {
     return rt_memset(devPtr, value, count);
 }
 
 RT_API cudaError_t cudaMemsetAsync_ptsz(void *devPtr, int value, size_t count, cudaStream_t stream)
 {
-    return RT_FRAMED("cudaMemsetAsync_ptsz", rt_body_cudaMemsetAsync_ptsz(devPtr, value, count, stream));
+    return RT_FRAMED("cudaMemsetAsync_ptsz",
+                     rt_body_cudaMemsetAsync_ptsz(devPtr, value, count, stream));
 }
 
 /* ---- streams --------------------------------------------------------------------------------- */

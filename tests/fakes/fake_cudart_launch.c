@@ -35,8 +35,8 @@ static inline cudaError_t rt_launch_host(const void *func, dim3 g, dim3 b, void 
 }
 
 /* What <<<>>> compiles to in CUDA 13: the kernel handle comes from __cudaGetKernel. */
-static cudaError_t rt_body___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                      size_t sharedMem, cudaStream_t stream)
+static cudaError_t rt_body___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
+                                              void **args, size_t sharedMem, cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess
@@ -47,11 +47,13 @@ static cudaError_t rt_body___cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim,
 RT_API cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
                                       size_t sharedMem, cudaStream_t stream)
 {
-    return RT_FRAMED("__cudaLaunchKernel", rt_body___cudaLaunchKernel(kernel, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED("__cudaLaunchKernel", rt_body___cudaLaunchKernel(kernel, gridDim, blockDim,
+                                                                      args, sharedMem, stream));
 }
 
 static cudaError_t rt_body___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
-                                           void **args, size_t sharedMem, cudaStream_t stream)
+                                                   void **args, size_t sharedMem,
+                                                   cudaStream_t stream)
 {
     cudaError_t e = rt_init();
     return e != cudaSuccess
@@ -62,11 +64,13 @@ static cudaError_t rt_body___cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gri
 RT_API cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim,
                                            void **args, size_t sharedMem, cudaStream_t stream)
 {
-    return RT_FRAMED("__cudaLaunchKernel_ptsz", rt_body___cudaLaunchKernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED(
+        "__cudaLaunchKernel_ptsz",
+        rt_body___cudaLaunchKernel_ptsz(kernel, gridDim, blockDim, args, sharedMem, stream));
 }
 
-static cudaError_t rt_body_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                    size_t sharedMem, cudaStream_t stream)
+static cudaError_t rt_body_cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim,
+                                            void **args, size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 0);
 }
@@ -74,11 +78,12 @@ static cudaError_t rt_body_cudaLaunchKernel(const void *func, dim3 gridDim, dim3
 RT_API cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                     size_t sharedMem, cudaStream_t stream)
 {
-    return RT_FRAMED("cudaLaunchKernel", rt_body_cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED("cudaLaunchKernel",
+                     rt_body_cudaLaunchKernel(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
-static cudaError_t rt_body_cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
-                                         size_t sharedMem, cudaStream_t stream)
+static cudaError_t rt_body_cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
+                                                 void **args, size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_host(func, gridDim, blockDim, args, sharedMem, stream, 1);
 }
@@ -86,7 +91,9 @@ static cudaError_t rt_body_cudaLaunchKernel_ptsz(const void *func, dim3 gridDim,
 RT_API cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                          size_t sharedMem, cudaStream_t stream)
 {
-    return RT_FRAMED("cudaLaunchKernel_ptsz", rt_body_cudaLaunchKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED(
+        "cudaLaunchKernel_ptsz",
+        rt_body_cudaLaunchKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
 static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *func, void **args,
@@ -114,7 +121,7 @@ static cudaError_t rt_launch_ex(const cudaLaunchConfig_t *config, const void *fu
 }
 
 static cudaError_t rt_body_cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func,
-                                       void **args)
+                                               void **args)
 {
     return rt_launch_ex(config, func, args, 0);
 }
@@ -125,8 +132,8 @@ RT_API cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const v
     return RT_FRAMED("cudaLaunchKernelExC", rt_body_cudaLaunchKernelExC(config, func, args));
 }
 
-static cudaError_t rt_body_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
-                                            void **args)
+static cudaError_t rt_body_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config,
+                                                    const void *func, void **args)
 {
     return rt_launch_ex(config, func, args, 1);
 }
@@ -134,7 +141,8 @@ static cudaError_t rt_body_cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *co
 RT_API cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func,
                                             void **args)
 {
-    return RT_FRAMED("cudaLaunchKernelExC_ptsz", rt_body_cudaLaunchKernelExC_ptsz(config, func, args));
+    return RT_FRAMED("cudaLaunchKernelExC_ptsz",
+                     rt_body_cudaLaunchKernelExC_ptsz(config, func, args));
 }
 
 static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args, size_t shmem,
@@ -151,8 +159,9 @@ static cudaError_t rt_launch_coop(const void *func, dim3 g, dim3 b, void **args,
                    rt_stream(s, 0), args);
 }
 
-static cudaError_t rt_body_cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
-                                               void **args, size_t sharedMem, cudaStream_t stream)
+static cudaError_t rt_body_cudaLaunchCooperativeKernel(const void *func, dim3 gridDim,
+                                                       dim3 blockDim, void **args, size_t sharedMem,
+                                                       cudaStream_t stream)
 {
     return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 0);
 }
@@ -160,12 +169,14 @@ static cudaError_t rt_body_cudaLaunchCooperativeKernel(const void *func, dim3 gr
 RT_API cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim,
                                                void **args, size_t sharedMem, cudaStream_t stream)
 {
-    return RT_FRAMED("cudaLaunchCooperativeKernel", rt_body_cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED(
+        "cudaLaunchCooperativeKernel",
+        rt_body_cudaLaunchCooperativeKernel(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
-static cudaError_t rt_body_cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
-                                                    void **args, size_t sharedMem,
-                                                    cudaStream_t stream)
+static cudaError_t rt_body_cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim,
+                                                            dim3 blockDim, void **args,
+                                                            size_t sharedMem, cudaStream_t stream)
 {
     return rt_launch_coop(func, gridDim, blockDim, args, sharedMem, stream, 1);
 }
@@ -174,7 +185,9 @@ RT_API cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridD
                                                     void **args, size_t sharedMem,
                                                     cudaStream_t stream)
 {
-    return RT_FRAMED("cudaLaunchCooperativeKernel_ptsz", rt_body_cudaLaunchCooperativeKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
+    return RT_FRAMED(
+        "cudaLaunchCooperativeKernel_ptsz",
+        rt_body_cudaLaunchCooperativeKernel_ptsz(func, gridDim, blockDim, args, sharedMem, stream));
 }
 
 /* ---- stream capture -------------------------------------------------------------------------- */
@@ -255,7 +268,7 @@ static cudaError_t rt_is_capturing(cudaStream_t s, enum cudaStreamCaptureStatus 
 }
 
 static cudaError_t rt_body_cudaStreamIsCapturing(cudaStream_t stream,
-                                         enum cudaStreamCaptureStatus *pCaptureStatus)
+                                                 enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     return rt_is_capturing(stream, pCaptureStatus, 0);
 }
@@ -263,11 +276,12 @@ static cudaError_t rt_body_cudaStreamIsCapturing(cudaStream_t stream,
 RT_API cudaError_t cudaStreamIsCapturing(cudaStream_t stream,
                                          enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-    return RT_FRAMED("cudaStreamIsCapturing", rt_body_cudaStreamIsCapturing(stream, pCaptureStatus));
+    return RT_FRAMED("cudaStreamIsCapturing",
+                     rt_body_cudaStreamIsCapturing(stream, pCaptureStatus));
 }
 
 static cudaError_t rt_body_cudaStreamIsCapturing_ptsz(cudaStream_t stream,
-                                              enum cudaStreamCaptureStatus *pCaptureStatus)
+                                                      enum cudaStreamCaptureStatus *pCaptureStatus)
 {
     return rt_is_capturing(stream, pCaptureStatus, 1);
 }
@@ -275,7 +289,8 @@ static cudaError_t rt_body_cudaStreamIsCapturing_ptsz(cudaStream_t stream,
 RT_API cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream,
                                               enum cudaStreamCaptureStatus *pCaptureStatus)
 {
-    return RT_FRAMED("cudaStreamIsCapturing_ptsz", rt_body_cudaStreamIsCapturing_ptsz(stream, pCaptureStatus));
+    return RT_FRAMED("cudaStreamIsCapturing_ptsz",
+                     rt_body_cudaStreamIsCapturing_ptsz(stream, pCaptureStatus));
 }
 
 static cudaError_t rt_capture_info(cudaStream_t s, enum cudaStreamCaptureStatus *status,

@@ -1,19 +1,20 @@
 /*
- * Fake CUPTI (libfake_cupti.so): the part of the activity API that nvtxcorr's profile mode
- * uses, written from the toolkit's cupti_activity.h, turning the fake driver's launches into
- * activity records. Load it with NVTXCORR_CUPTI_LIBRARY=<build>/fakes/libfake_cupti.so.
+ * Fake CUPTI (libfake_cupti.so): the parts of the activity and callback APIs that nvtxcorr's
+ * profile mode uses, written from the toolkit's cupti_activity.h and cupti_callbacks.h, turning
+ * the fake driver's and runtimes' calls into callbacks and activity records. Load it with
+ * NVTXCORR_CUPTI_LIBRARY=<build>/fakes/libfake_cupti.so.
  *
- * It finds the fake driver's side channel (fakecuda_set_activity_hook in libcuda.so.1) when
- * the client registers its buffer callbacks. From then on every launch that runs produces,
- * on the launching thread: a DRIVER API record, an EXTERNAL_CORRELATION record when the thread
- * has an external id pushed (only with DRIVER records on: CUPTI emits it before an API
- * record), and one CONCURRENT_KERNEL record per kernel (a MEMSET or MEMCPY record per
- * memset or memcpy node of a graph), all with one new correlation id. A kernel record carries
- * the grid and block it was launched with (a graph's kernel node: its parameters); in a graph
- * replay every record carries graphId (the executable graph's number, from 1) and
- * graphNodeId (the node's position in the graph, from 1). Durations are deterministic:
- * a kernel takes 100 ns per character of its mangled name, a memset 500 ns, a memcpy 700 ns;
- * operations follow each other on one GPU timeline that starts no earlier than the launch.
+ * It finds the fake driver's side channels (fakecuda_set_activity_hook and fakecuda_set_api_hook
+ * in libcuda.so.1) when the client registers its buffer callbacks. From then on every call the
+ * driver or a runtime reports is a frame with a new correlation id (API frames, below); every
+ * launch that runs produces, on the launching thread, one CONCURRENT_KERNEL record per kernel
+ * (a MEMSET or MEMCPY record per memset or memcpy node of a graph) carrying the outermost
+ * frame's correlation id. A kernel record carries the grid and block it was launched with (a
+ * graph's kernel node: its parameters); in a graph replay every record carries graphId (the
+ * executable graph's number, from 1) and graphNodeId (the node's position in the graph, from
+ * 1). Durations are deterministic: a kernel takes 100 ns per character of its mangled name, a
+ * memset 500 ns, a memcpy 700 ns; operations follow each other on one GPU timeline that starts
+ * no earlier than the launch.
  *
  * Environment (read at the first call):
  *   FAKECUPTI_REFUSE=1          cuptiActivityEnable returns
@@ -43,6 +44,13 @@
  *                               returns CUPTI_ERROR_UNKNOWN (0: every push fails)
  *   FAKECUPTI_NO_GRAPH_CALLBACKS=1  an older CUPTI: cuptiEnableCallback refuses the resource
  *                               callbacks GRAPHNODE_CREATED/_CLONED (CUPTI_ERROR_INVALID_PARAMETER)
+ *   FAKECUPTI_NESTED_SAME_ID=1  a nested frame shares its outermost frame's correlation id
+ *   FAKECUPTI_CALLBACK_NS=n     each callback made costs the calling thread n ns (spinning)
+ *   FAKECUPTI_RECORD_NS=n       each API record written costs the calling thread n ns
+ *   FAKECUPTI_NO_API_CALLBACKS=1  cuptiEnableCallback refuses the driver and runtime domains
+ *   FAKECUPTI_NO_PER_CBID=1     cuptiActivityEnableDriverApi/RuntimeApi are not supported
+ *   FAKECUPTI_LOG=path          one line per operation record made (tests/fakes/README.md)
+ *   FAKECUPTI_STATS=path        at exit: frames, callbacks and API records per call
  *   FAKECUPTI_KERNEL_MS=n[:k]   a plain kernel launch's kernel (only the first k, with :k) runs
  *                               n ms from its launch, and its record is made only once it has
  *                               ended (as CUPTI makes it), at the first launch or flush after
@@ -439,21 +447,46 @@ static void kernel_record_locked(const fakecuda_op_t *op, uint32_t corr, uint64_
  * outermost frame's id, as CUPTI's do, and are written after that frame's API records (at its
  * exit) unless FAKECUPTI_KERNELS_FIRST. The calls the fake knows, by name: */
 #define FC_DRIVER_CALLS(X)                                                                         \
-    X(cuLaunchKernel) X(cuLaunchKernel_ptsz) X(cuLaunchKernelEx) X(cuLaunchKernelEx_ptsz)         \
-    X(cuLaunchCooperativeKernel) X(cuLaunchCooperativeKernel_ptsz) X(cuGraphLaunch)               \
-    X(cuGraphLaunch_ptsz) X(cuCtxGetCurrent) X(cuCtxSetCurrent) X(cuCtxGetDevice)                 \
-    X(cuStreamIsCapturing) X(cuStreamIsCapturing_ptsz) X(cuStreamSynchronize)                     \
-    X(cuStreamSynchronize_ptsz) X(cuStreamQuery) X(cuStreamQuery_ptsz)
+    X(cuLaunchKernel)                                                                              \
+    X(cuLaunchKernel_ptsz)                                                                         \
+    X(cuLaunchKernelEx)                                                                            \
+    X(cuLaunchKernelEx_ptsz)                                                                       \
+    X(cuLaunchCooperativeKernel)                                                                   \
+    X(cuLaunchCooperativeKernel_ptsz)                                                              \
+    X(cuGraphLaunch)                                                                               \
+    X(cuGraphLaunch_ptsz)                                                                          \
+    X(cuCtxGetCurrent)                                                                             \
+    X(cuCtxSetCurrent)                                                                             \
+    X(cuCtxGetDevice)                                                                              \
+    X(cuStreamIsCapturing)                                                                         \
+    X(cuStreamIsCapturing_ptsz)                                                                    \
+    X(cuStreamSynchronize)                                                                         \
+    X(cuStreamSynchronize_ptsz)                                                                    \
+    X(cuStreamQuery)                                                                               \
+    X(cuStreamQuery_ptsz)
 #define FC_RUNTIME_CALLS(X)                                                                        \
-    X(__cudaLaunchKernel, v13000) X(__cudaLaunchKernel_ptsz, v13000) X(cudaLaunchKernel, v7000)    \
-    X(cudaLaunchKernel_ptsz, v7000) X(cudaLaunchKernelExC, v11060)                                 \
-    X(cudaLaunchKernelExC_ptsz, v11060) X(cudaLaunchCooperativeKernel, v9000)                      \
-    X(cudaLaunchCooperativeKernel_ptsz, v9000) X(cudaGraphLaunch, v10000)                          \
-    X(cudaGraphLaunch_ptsz, v10000) X(cudaStreamIsCapturing, v10000)                               \
-    X(cudaStreamIsCapturing_ptsz, v10000) X(cudaGetLastError, v3020)                               \
-    X(cudaPeekAtLastError, v3020) X(cudaSetDevice, v3020) X(cudaGetDevice, v3020)                  \
-    X(cudaDeviceSynchronize, v3020) X(cudaMemcpyAsync, v3020) X(cudaMemcpyAsync_ptsz, v7000)       \
-    X(cudaMemsetAsync, v3020) X(cudaMemsetAsync_ptsz, v7000) X(cudaStreamSynchronize, v3020)       \
+    X(__cudaLaunchKernel, v13000)                                                                  \
+    X(__cudaLaunchKernel_ptsz, v13000)                                                             \
+    X(cudaLaunchKernel, v7000)                                                                     \
+    X(cudaLaunchKernel_ptsz, v7000)                                                                \
+    X(cudaLaunchKernelExC, v11060)                                                                 \
+    X(cudaLaunchKernelExC_ptsz, v11060)                                                            \
+    X(cudaLaunchCooperativeKernel, v9000)                                                          \
+    X(cudaLaunchCooperativeKernel_ptsz, v9000)                                                     \
+    X(cudaGraphLaunch, v10000)                                                                     \
+    X(cudaGraphLaunch_ptsz, v10000)                                                                \
+    X(cudaStreamIsCapturing, v10000)                                                               \
+    X(cudaStreamIsCapturing_ptsz, v10000)                                                          \
+    X(cudaGetLastError, v3020)                                                                     \
+    X(cudaPeekAtLastError, v3020)                                                                  \
+    X(cudaSetDevice, v3020)                                                                        \
+    X(cudaGetDevice, v3020)                                                                        \
+    X(cudaDeviceSynchronize, v3020)                                                                \
+    X(cudaMemcpyAsync, v3020)                                                                      \
+    X(cudaMemcpyAsync_ptsz, v7000)                                                                 \
+    X(cudaMemsetAsync, v3020)                                                                      \
+    X(cudaMemsetAsync_ptsz, v7000)                                                                 \
+    X(cudaStreamSynchronize, v3020)                                                                \
     X(cudaStreamSynchronize_ptsz, v7000)
 static const struct call {
     const char *name;
@@ -524,13 +557,21 @@ static void call_back(const struct frame *f, const char *name, int exit, int *re
     spend(callback_ns);
 }
 
+/* Whether the call's API record is wanted: its kind on, or its cbid alone. */
+static int wants_record(int call)
+{
+    CUpti_ActivityKind kind = calls[call].domain == CUPTI_CB_DOMAIN_DRIVER_API
+                                  ? CUPTI_ACTIVITY_KIND_DRIVER
+                                  : CUPTI_ACTIVITY_KIND_RUNTIME;
+    return enabled(kind) || atomic_load_explicit(&record_on[call], memory_order_relaxed);
+}
 
 static void api_record(const struct frame *f)
 {
     CUpti_ActivityKind kind = calls[f->call].domain == CUPTI_CB_DOMAIN_DRIVER_API
                                   ? CUPTI_ACTIVITY_KIND_DRIVER
                                   : CUPTI_ACTIVITY_KIND_RUNTIME;
-    if (!enabled(kind) && !atomic_load(&record_on[f->call])) return;
+    if (!wants_record(f->call)) return;
     uint64_t end = now_ns();
     pthread_mutex_lock(&lock);
     /* As documented: an API record made inside an external region is preceded by the
@@ -574,7 +615,7 @@ static void on_api(int domain, const char *name, int exit, int result)
         f->call = call_index(name);
         f->corr = nested_same_id && nframes > 1 ? frames[0].corr
                                                 : atomic_fetch_add(&next_correlation, 1) + 1;
-        f->start = now_ns(), f->data = 0;
+        f->start = f->call >= 0 && wants_record(f->call) ? now_ns() : 0, f->data = 0;
         if (f->call >= 0) atomic_fetch_add_explicit(&n_frames[f->call], 1, memory_order_relaxed);
         call_back(f, name, 0, NULL);
         return;
@@ -633,7 +674,8 @@ static int set_for_cbid(_Atomic int *table, CUpti_CallbackDomain domain, CUpti_C
 {
     int found = 0;
     for (size_t i = 0; i < NCALLS; i++)
-        if (calls[i].domain == domain && calls[i].cbid == cbid) atomic_store(&table[i], on), found = 1;
+        if (calls[i].domain == domain && calls[i].cbid == cbid)
+            atomic_store(&table[i], on), found = 1;
     return found;
 }
 
