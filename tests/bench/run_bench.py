@@ -592,10 +592,12 @@ def report(b, t, ir):
     if b.gpu:
         w("### Profile mode with GPU time (CUPTI), no tool")
         w("")
-        w("The fake CUPTI (tests/fakes/fake_cupti.c) writes a driver-API, an external "
-          "correlation and a kernel record per launch (one per kernel node for a graph) and "
-          "nvtxcorr aggregates them as buffers complete; against profile mode with "
-          "NVTXCORR_GPU=0. ns per launch; added: paired median over the repetitions.")
+        w("The fake CUPTI (tests/fakes/fake_cupti.c) makes nvtxcorr's launch callbacks at "
+          "the entry and exit of each launch call (driver, and runtime for cudaLaunchKernel) "
+          "and writes a kernel record per launch (one per kernel node for a graph), charging "
+          "nothing for its own work; nvtxcorr aggregates the records as buffers complete. "
+          "Against profile mode with NVTXCORR_GPU=0. ns per launch; added: paired median over "
+          "the repetitions.")
         w("")
         w("| entry point | bare | profile mode | profile + CUPTI | added by CUPTI |")
         w("|---|---:|---:|---:|---:|")
