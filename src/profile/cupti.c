@@ -491,6 +491,18 @@ static void CUPTIAPI on_callback(void *user, CUpti_CallbackDomain domain, CUpti_
     if (!call_failed(cb)) map_launch(cb->correlationId, launch_id);
 }
 
+/* Graph nodes' contexts unavailable: why, from CUPTI's result (or its missing entry points). */
+static void nodes_unavailable(CUptiResult r)
+{
+    static char why[160];
+    if (r == CUPTI_ERROR_NOT_SUPPORTED)
+        snprintf(why, sizeof why, "this CUPTI lacks the graph node callbacks");
+    else
+        snprintf(why, sizeof why, "CUPTI's graph node callbacks unavailable: %s", result_name(r));
+    nvtxcorr_prof_ctx_node_unavailable(why);
+    if (api.cuptiGetLastError) api.cuptiGetLastError();
+}
+
 /* The one subscriber (CUPTI allows one per process): the graph node callbacks, best effort
  * (without them, an older CUPTI or another subscriber, a replayed kernel counts under its
  * graph launch's path, and the summary's context_note says so), and with correlation by
@@ -500,20 +512,15 @@ static int subscribe(char *why, size_t size)
 {
     static CUpti_SubscriberHandle subscriber;
     int want_launches = !nvtxcorr_config.gpu_external;
-    CUptiResult r = CUPTI_ERROR_NOT_SUPPORTED;
     if (api.cuptiSubscribe == NULL || api.cuptiEnableCallback == NULL) {
         snprintf(why, size, "this CUPTI lacks the callback API");
-        nvtxcorr_prof_ctx_node_unavailable("this CUPTI lacks the graph node callbacks");
+        nodes_unavailable(CUPTI_ERROR_NOT_SUPPORTED);
         return want_launches ? -1 : 0;
     }
-    r = api.cuptiSubscribe(&subscriber, on_callback, NULL);
+    CUptiResult r = api.cuptiSubscribe(&subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         snprintf(why, size, "cuptiSubscribe: %s", result_name(r));
-        static char node_why[160];
-        snprintf(node_why, sizeof node_why, "CUPTI's graph node callbacks unavailable: %s",
-                 result_name(r));
-        nvtxcorr_prof_ctx_node_unavailable(node_why);
-        if (api.cuptiGetLastError) api.cuptiGetLastError();
+        nodes_unavailable(r);
         return want_launches ? -1 : 0;
     }
     r = api.cuptiGetGraphNodeId == NULL
@@ -523,16 +530,7 @@ static int subscribe(char *why, size_t size)
     if (r == CUPTI_SUCCESS)
         r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                                     CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
-    if (r != CUPTI_SUCCESS) {
-        static char node_why[160];
-        if (api.cuptiGetGraphNodeId == NULL)
-            snprintf(node_why, sizeof node_why, "this CUPTI lacks the graph node callbacks");
-        else
-            snprintf(node_why, sizeof node_why, "CUPTI's graph node callbacks unavailable: %s",
-                     result_name(r));
-        nvtxcorr_prof_ctx_node_unavailable(node_why);
-        if (api.cuptiGetLastError) api.cuptiGetLastError();
-    }
+    if (r != CUPTI_SUCCESS) nodes_unavailable(r);
     if (!want_launches) return 0;
     for (size_t i = 0; i < sizeof driver_launches / sizeof *driver_launches; i++) {
         r = api.cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_launches[i]);

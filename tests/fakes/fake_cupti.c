@@ -568,10 +568,10 @@ static int wants_record(int call)
 
 static void api_record(const struct frame *f)
 {
+    if (!wants_record(f->call)) return;
     CUpti_ActivityKind kind = calls[f->call].domain == CUPTI_CB_DOMAIN_DRIVER_API
                                   ? CUPTI_ACTIVITY_KIND_DRIVER
                                   : CUPTI_ACTIVITY_KIND_RUNTIME;
-    if (!wants_record(f->call)) return;
     uint64_t end = now_ns();
     pthread_mutex_lock(&lock);
     /* As documented: an API record made inside an external region is preceded by the
