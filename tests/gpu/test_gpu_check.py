@@ -57,7 +57,7 @@ class Machine:
         shutil.copy(cupti, os.path.join(self.tmp, "cuda/lib64/libcupti.so"))
         shutil.copy(cupti, os.path.join(self.tmp, "wheel/libcupti.so.13"))
         for name, d in (("app_shared", scn), ("app_ptds", scn), ("gpu_launch", gpu),
-                        ("gpu_check_standin_cublas", gpu)):
+                        ("gpu_check_standin_cublas", gpu), ("gpu_check_standin_static", gpu)):
             os.symlink(os.path.join(d, name), os.path.join(self.tmp, "prebuilt", name))
         self.env = {k: v for k, v in os.environ.items()
                     if not k.startswith(("NVTXCORR", "NVTX_", "FAKECUDA", "FAKECUPTI", "STUB_"))

@@ -9,7 +9,9 @@
   torch_gpu_time.py torch-profile OUT.json
                                           the same workload under torch.profiler (no nvtxcorr:
                                           one CUPTI client per process), one session for the
-                                          eager part and one for the replays; OUT.json:
+                                          eager part and the capture, one for the replays, so
+                                          that they hold every kernel nvtxcorr's run counts;
+                                          OUT.json:
                                           {"eager"|"replay": {kernel name: [count, total ns]}}
   torch_gpu_time.py compare NVTXCORR.json OUT.json WORK.json
                                           prints verdict lines (PASS|FAIL name: evidence)
@@ -123,11 +125,16 @@ def torch_profile(out):
                 k[0] += 1
                 k[1] += int(round(e.time_range.elapsed_us() * 1000))  # a device event's span
         return ks
+    # The sessions cover every kernel nvtxcorr's run counts (Kineto keeps only what starts and
+    # ends inside a session, libkineto's outOfRange): the warm-up, the model's own kernels
+    # (randn, ones), and the capture, whose generator prologue runs two fill kernels
+    # (CUDAGraph::capture_begin -> CUDAGeneratorState::capture_prologue) before the capture
+    # begins. Each session ends synchronized (torch.profiler's exit synchronizes).
     with profile(activities=[ProfilerActivity.CUDA]) as p1:
         warm_gpu()  # inside, as in nvtxcorr's run: CUPTI's start does not come between
-        step = model()  # its kernels (randn, ones) are in nvtxcorr's summary too
+        step = model()
         eager(step)
-    g = capture(step)
+        g = capture(step)
     with profile(activities=[ProfilerActivity.CUDA]) as p2:
         for _ in range(REPLAYS):
             g.replay()

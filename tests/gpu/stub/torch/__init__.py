@@ -11,6 +11,12 @@ reports (100 ns per character of a kernel's mangled name). Knobs, to break it on
   STUB_TORCH_LOAD_CUPTI=name  import loads this libcupti by name (as libtorch_cuda does)
   STUB_TORCH_GPU_SLOWDOWN=x   the "GPU" that synchronize waits for takes x times the fake
                               CUPTI's durations (a loop stays GPU-bound on a loaded machine)
+  STUB_TORCH_PROF_OP_NS=n     what torch.profiler costs the launching thread per op while a
+                              session is open (spent spinning; default 10000: Kineto's API
+                              records and op events)
+A GEMM (`@`) is the fake cuBLAS's (libfake_blas.so, its own runtime built in); every op first
+makes the driver calls PyTorch makes that are not launches; a CUDA graph's capture begins with
+the two fill kernels of PyTorch's generator prologue, which run.
 """
 import contextlib
 import ctypes
@@ -33,6 +39,15 @@ _timeline = []  # every execution's duration, for torch.cuda.Event
 
 _busy_until = [0.0]  # when the "GPU" finishes what it was given (time.monotonic)
 _SLOWDOWN = float(os.environ.get("STUB_TORCH_GPU_SLOWDOWN", "1"))
+_PROF_OP_S = float(os.environ.get("STUB_TORCH_PROF_OP_NS", "10000")) / 1e9
+
+
+def _profiled_op():
+    """torch.profiler's own cost for one op, while a session is open."""
+    if _recording:
+        end = time.perf_counter() + _PROF_OP_S
+        while time.perf_counter() < end:
+            pass
 
 
 def _executed(names):

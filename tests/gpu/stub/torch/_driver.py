@@ -1,8 +1,11 @@
-"""The fake driver through ctypes: a function per kernel name, launches, stream capture."""
+"""The fake driver through ctypes: a function per kernel name, launches, stream capture; and the
+fake cuBLAS, which carries its own runtime as cuBLAS 13 does."""
 import ctypes
 import os
 
-GEMM = "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT"
+# The fake cuBLAS's GEMM (libfake_blas.so): these two kernels, as cuBLAS ran the MLP's small-N
+# GEMMs on the H200.
+GEMM = ("gemmSN_NN_kernel", "splitKreduce_kernel")
 ADD = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEE"
        "St5arrayIPcLm3EEEEviT0_T1_")
 DIV = ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_13BinaryFunctorIfffNS0_"
@@ -20,8 +23,13 @@ DEMANGLED = {
     "_ZN2at6native12_GLOBAL__N_119cunn_SoftMaxForwardILi4EfffEEvPT2_PKT0_i":
         "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float>(floa"
         "t*, float const*, int)",
-    "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT":
-        "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_splitK_TNT",
+    "gemmSN_NN_kernel": "void gemmSN_NN_kernel<float, 256, 4, 2, 8, 4, 4, false, cublasGemvTensorS"
+    "trided<float const>, cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float> >("
+    "cublasGemmSmallNParams<cublasGemvTensorStrided<float const>, cublasGemvTensorStrided<float "
+    "const>, cublasGemvTensorStrided<float>, float>)",
+    "splitKreduce_kernel": "void splitKreduce_kernel<32, 16, int, float, float, float, float, tru"
+    "e, false, false>(cublasSplitKParams<float>, float const*, float const*, float*, float const"
+    "*, float const*, float const*, float const*, float*, void*, long, float*, int*)",
     "_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_15CUDAFunctor_addIfEESt5arrayIPcLm3EEEE"
     "viT0_T1_":
         "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, st"
@@ -49,6 +57,7 @@ DEMANGLED = {
 
 _cu = ctypes.CDLL("libcuda.so.1")
 _cu.cuInit(0)
+_blas = ctypes.CDLL("libfake_blas.so")
 _funcs = {}
 
 
@@ -70,6 +79,19 @@ def stream():
     s = ctypes.c_void_p()
     check("cuStreamCreate", _cu.cuStreamCreate(ctypes.byref(s), 1))  # non-blocking
     return s
+
+
+def op_calls(s):
+    """The driver calls PyTorch makes around an op that are not launches (its context, the
+    stream's capture state): CUPTI sees them all."""
+    ctx, st = ctypes.c_void_p(), ctypes.c_int()
+    check("cuCtxGetCurrent", _cu.cuCtxGetCurrent(ctypes.byref(ctx)))
+    check("cuStreamIsCapturing", _cu.cuStreamIsCapturing(s, ctypes.byref(st)))
+
+
+def gemm(s):
+    """One cuBLAS GEMM: the fake cuBLAS's runtime launches its kernels (GEMM)."""
+    check("fakeblas_gemm", _blas.fakeblas_gemm(s))
 
 
 def launch(name, s):

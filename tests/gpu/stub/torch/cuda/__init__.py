@@ -22,11 +22,17 @@ class Stream:
         self.capturing = None  # kernel names of the capture in progress
 
     def launch(self, name):
-        _d.launch(name, self.handle)
-        if self.capturing is not None:
-            self.capturing.append(name)
+        torch._profiled_op()
+        _d.op_calls(self.handle)
+        if name == _d.GEMM:
+            _d.gemm(self.handle)
         else:
-            torch._executed([name])
+            _d.launch(name, self.handle)
+        names = list(name) if isinstance(name, tuple) else [name]
+        if self.capturing is not None:
+            self.capturing.extend(names)
+        else:
+            torch._executed(names)
 
     def wait_stream(self, other):
         pass
@@ -97,6 +103,10 @@ def graph(g):
     if os.environ.get("STUB_TORCH_FAIL") == "graph":
         raise RuntimeError("stub torch: graph capture broken on purpose (STUB_TORCH_FAIL)")
     s = Stream()
+    # PyTorch's CUDAGraph.capture_begin: the default generator's capture prologue fills its
+    # seed and offset tensors (two fill kernels that run) before the capture begins.
+    for _ in range(2):
+        s.launch(_d.FILL)
     s.capturing = []
     _d.begin_capture(s.handle)
     _stack.append(s)
