@@ -422,57 +422,200 @@ def torch_scenarios(c, has_torch, why):
            f"{number(lines, 'triton launches')} launches", limit=120)
 
 
-def gpu_time_native(c, built):
-    """Profile mode's GPU time on app_shared, no torch: exact executions per kernel (launch:
-    add1 x4, flash_fwd_kernel x1, triton_poi_fused_add_0 x1; graph: 3 replays of 5 kernels),
-    nothing uncorrelated or dropped, both views summing to the total."""
-    if "app_shared" not in built:
-        return c.verdict("SKIP", "gpu-time.native", "app_shared was not built")
-    want = {"launch": ({"add1": 4, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1}, None),
-            "graph": ({"add1": 12, "triton_poi_fused_add_0": 3}, (3, 5))}
-    why, seen = [], []
-    for mode, (kernels, graph) in want.items():
-        prof = os.path.join(c.work, f"native-{mode}.%p.json")
-        res = c.run(f"gpu-time-{mode}", [built["app_shared"], mode], env=clean_env(
-            {"LD_PRELOAD": c.lib, "NVTXCORR": "1", "NVTXCORR_PROFILE": prof}), limit=30)
-        if res.rc is None:
-            return c.verdict("SKIP", "gpu-time.native", "not run: the deadline was reached")
-        files = [os.path.join(c.work, f) for f in os.listdir(c.work)
-                 if f.startswith(f"native-{mode}.")]
-        c.archive += files
-        if res.rc != 0 or len(files) != 1:
-            why.append(f"{mode}: rc {res.rc}, {len(files)} summaries")
-            continue
-        s, err = json.load(open(files[0])), None
-        t = s.get("totals") or {}
-        got = {}
-        for k in s.get("kernels", []):
-            if k.get("gpu_kernels"):
-                got[k["function"]] = got.get(k["function"], 0) + k["gpu_kernels"]
+def profiled(c, step, cmd, env_extra=None, limit=30):
+    """cmd under profile mode + CUPTI: (run, summary or None, why there is none)."""
+    prof = os.path.join(c.work, f"{step}.%p.json")
+    env = clean_env({"LD_PRELOAD": c.lib, "NVTXCORR": "1", "NVTXCORR_PROFILE": prof})
+    env.update(env_extra or {})
+    res = c.run(step, cmd, env=env, limit=limit)
+    files = [os.path.join(c.work, f) for f in os.listdir(c.work) if f.startswith(f"{step}.")]
+    c.archive += files
+    if res.rc is None:
+        return res, None, "not run: the deadline was reached"
+    if res.rc != 0 or len(files) != 1:
+        return res, None, f"rc {res.rc}, {len(files)} summaries: {tail(res.err or res.out, 2)}"
+    try:
+        with open(files[0], encoding="utf-8") as f:
+            return res, json.load(f), None
+    except (OSError, ValueError) as e:
+        return res, None, f"summary unreadable: {e}"
+
+
+OPS_NOT_KERNELS = ("[memcpy]", "[memset]")
+
+
+def executions(s):
+    """{kernel function: executions} of a summary, graph nodes' copies and sets aside."""
+    got = {}
+    for k in s.get("kernels", []):
+        if k.get("gpu_kernels") and k["name"] not in OPS_NOT_KERNELS:
+            got[k["function"]] = got.get(k["function"], 0) + k["gpu_kernels"]
+    return got
+
+
+def summary_faults(s):
+    """What makes a summary's GPU time not the truth (None when nothing does): GPU time off,
+    records dropped, kernels that no launch nvtxcorr or CUPTI saw (uncorrelated) or that only
+    CUPTI saw (not hooked), the three views not summing to totals.gpu_ns."""
+    t = s.get("totals") or {}
+    if not s.get("gpu_time"):
+        return f"no GPU time: {s.get('gpu_time_note')}"
+    if t.get("gpu_uncorrelated_kernels") or t.get("gpu_not_hooked_kernels") or \
+            t.get("gpu_dropped_records"):
+        return (f"{t.get('gpu_uncorrelated_kernels')} uncorrelated, "
+                f"{t.get('gpu_not_hooked_kernels')} not hooked, "
+                f"{t.get('gpu_dropped_records')} dropped ({s.get('gpu_correlation')})")
+    sums = {sum(k["gpu_ns"] or 0 for k in s.get("kernels", [])),
+            sum(e["gpu_ns"] or 0 for e in s.get("labels", [])) +
+            t.get("gpu_uncorrelated_ns", 0) + t.get("gpu_unlabelled_launch_ns", 0),
+            sum(e["gpu_ns"] or 0 for e in s.get("kernel_labels", [])) +
+            t.get("gpu_unlabelled_ns", 0)}
+    if len(sums) != 1 or t.get("gpu_ns") not in sums or not t.get("gpu_ns"):
+        return f"views do not sum to totals.gpu_ns {t.get('gpu_ns')}: {sorted(sums)}"
+    return None
+
+
+def app_faults(want_kernels, want_graph):
+    """app.cu's modes: exact executions per kernel function and graphs (replays, kernels per
+    replay), as well as summary_faults."""
+    def judge(s):
+        got = executions(s)
         g = [(x["replays"], x["kernels_per_replay"]) for x in s.get("graphs") or []]
-        sums = {sum(k["gpu_ns"] or 0 for k in s.get("kernels", [])),
-                sum(e["gpu_ns"] or 0 for e in s.get("labels", [])) +
-                t.get("gpu_uncorrelated_ns", 0) + t.get("gpu_unlabelled_launch_ns", 0),
-                sum(e["gpu_ns"] or 0 for e in s.get("kernel_labels", [])) +
-                t.get("gpu_unlabelled_ns", 0)}
-        if not s.get("gpu_time"):
-            err = f"no GPU time: {s.get('gpu_time_note')}"
-        elif got != kernels:
-            err = f"executions {got}, expected {kernels}"
-        elif graph and g != [graph]:
-            err = f"graphs (replays, kernels per replay) {g}, expected {[graph]}"
-        elif t.get("gpu_uncorrelated_kernels") or t.get("gpu_dropped_records"):
-            err = (f"{t.get('gpu_uncorrelated_kernels')} uncorrelated, "
-                   f"{t.get('gpu_dropped_records')} dropped")
-        elif len(sums) != 1 or t.get("gpu_ns") not in sums or not t.get("gpu_ns"):
-            err = f"views do not sum to totals.gpu_ns {t.get('gpu_ns')}: {sorted(sums)}"
-        if err:
-            why.append(f"{mode}: {err}")
-        seen.append(f"{mode}: {sum(got.values())} kernels, {t.get('gpu_ns')} ns")
-    c.verdict("FAIL" if why else "PASS", "gpu-time.native",
-              "; ".join(why) if why else "app_shared under profile mode + CUPTI: exact "
-              "executions per kernel, graph replays, 0 uncorrelated, 0 dropped, views sum: " +
-              "; ".join(seen))
+        if got != want_kernels:
+            return f"executions {got}, expected {want_kernels}"
+        if want_graph and g != [want_graph]:
+            return f"graphs (replays, kernels per replay) {g}, expected {[want_graph]}"
+        return summary_faults(s)
+    return judge
+
+
+def cublas_eager(s):
+    """cuBLAS decides its kernels: each launch nvtxcorr saw ran exactly one kernel, at least
+    one per SGEMM (3 steps of 3), and summary_faults."""
+    t = s.get("totals") or {}
+    n = sum(executions(s).values())
+    if n != t.get("launches") or n < 9:
+        return f"{n} kernels ran for {t.get('launches')} launches (want equal, >= 9)"
+    return summary_faults(s)
+
+
+def cublas_captured(s):
+    """One captured step replayed twice: one graph, 2 replays, each running every captured
+    launch once, and summary_faults."""
+    t = s.get("totals") or {}
+    g = [(x["replays"], x["kernels_per_replay"]) for x in s.get("graphs") or []]
+    n, captured = sum(executions(s).values()), t.get("capture_launches", 0)
+    if len(g) != 1 or g[0][0] != 2 or n != 2 * captured or not captured:
+        return (f"graphs (replays, kernels per replay) {g}, {n} kernels ran for {captured} "
+                f"captured launches (want one graph, 2 replays, 2 x the captured launches)")
+    return summary_faults(s)
+
+
+def gpu_time_programs(c, built):
+    """Profile mode's GPU time on the CUDA programs, no torch, one verdict each: app_shared and
+    app_static (the default static cudart: a runtime no preload sees) exact executions per
+    kernel (launch: add1 x4, flash_fwd_kernel x1, triton_poi_fused_add_0 x1; graph: 3 replays
+    of 5 kernels); cuBLAS (its own runtime built in) eager and captured. Every one with nothing
+    uncorrelated, not hooked or dropped, and the views summing to the total."""
+    launch = app_faults({"add1": 4, "flash_fwd_kernel": 1, "triton_poi_fused_add_0": 1}, None)
+    graph = app_faults({"add1": 12, "triton_poi_fused_add_0": 3}, (3, 5))
+    checks = [("gpu-time.native", "app_shared", [("launch", launch), ("graph", graph)]),
+              ("gpu-time.static", "app_static", [("launch", launch), ("graph", graph)]),
+              ("gpu-time.cublas-eager", "cublas_gemm", [("eager", cublas_eager)]),
+              ("gpu-time.cublas-captured", "cublas_gemm", [("captured", cublas_captured)])]
+    for name, prog, modes in checks:
+        if prog not in built:
+            c.verdict("SKIP", name, f"{prog} was not built")
+            continue
+        why, seen, skipped = [], [], False
+        for mode, judge in modes:
+            step = f"{name.split('.')[1]}-{mode}"
+            res, s, err = profiled(c, step, [built[prog], mode])
+            skipped |= res.rc is None
+            err = err or judge(s)
+            if err:
+                why.append(f"{mode}: {err}")
+            else:
+                t = s["totals"]
+                seen.append(f"{mode}: {t['gpu_kernels']} kernels, {t['gpu_ns']} ns: " +
+                            ", ".join(f"{k} x{v}" for k, v in sorted(executions(s).items())))
+        c.verdict("SKIP" if skipped else "FAIL" if why else "PASS", name,
+                  "; ".join(why) if why else f"{prog} under profile mode + CUPTI: exact, 0 "
+                  "uncorrelated, 0 not hooked, 0 dropped, views sum: " + "; ".join(seen))
+
+
+def loop_fault(s, config, ops):
+    """What is wrong with the op loop's summary under NVTXCORR_GPU_CORRELATION=config (None when
+    nothing): the setup asked for not the one used, fewer kernels than ops; with the launch
+    callbacks, summary_faults too (external ids leave cuBLAS's kernels uncorrelated)."""
+    n = sum(executions(s).values())
+    if s.get("gpu_correlation") != config:
+        return f"gpu_correlation {s.get('gpu_correlation')}, asked for {config}"
+    if n < ops:
+        return f"{n} kernels for {ops} ops"
+    return summary_faults(s) if config == "callbacks" else None
+
+
+def op_cost(c, has_torch, why):
+    """Host ns per op of PyTorch's eager loop (torch_gpu_time.py op-loop): bare, nvtxcorr's
+    profile mode with GPU time (launch callbacks, the default), the same with external ids
+    (the setup before them), and torch.profiler, in two interleaved rounds (the best of each).
+    gpu-time.op-cost: nvtxcorr's added cost at most torch.profiler's, and its summary exact;
+    gpu-time.ab: the callbacks against external ids on the same loop (correlated kernels,
+    added cost)."""
+    names = ("gpu-time.op-cost", "gpu-time.ab")
+    if not has_torch:
+        for n in names:
+            c.verdict("SKIP", n, f"python3 has no CUDA-enabled torch: {why}")
+        return
+    script = [sys.executable, os.path.join(HERE, "torch_gpu_time.py"), "op-loop"]
+    configs = ("bare", "callbacks", "external", "torch.profiler")
+    ns = {k: [] for k in configs}
+    faults = {"callbacks": [], "external": []}
+    uncorrelated = {"callbacks": [], "external": []}  # kernels, per run
+    skipped = False
+    for rnd in range(2):
+        for config in configs if rnd == 0 else tuple(reversed(configs)):
+            if config in faults:
+                res, s, err = profiled(c, f"ops-{rnd}-{config}", script,
+                                       {"NVTXCORR_GPU_CORRELATION": config}, limit=90)
+                if s:
+                    uncorrelated[config].append(s["totals"].get("gpu_uncorrelated_kernels", 0))
+                    err = loop_fault(s, config, number(res.lines(), "ops"))
+                if err:
+                    faults[config].append(err)
+            else:
+                res = c.run(f"ops-{rnd}-{config}", script + (
+                    ["torch-profiler"] if config == "torch.profiler" else []),
+                    env=clean_env(), limit=90)
+            skipped |= res.rc is None
+            got = number_f(res.lines(), "ns_per_op")
+            if got > 0:
+                ns[config].append(got)
+    best = {k: min(v) if len(v) == 2 else 0.0 for k, v in ns.items()}
+    added = {k: best[k] - best["bare"] for k in configs}
+    table = ", ".join(f"{k} {best[k]:.0f}" + (f" (+{added[k]:.0f})" if k != "bare" else "")
+                      for k in configs)
+    if skipped:
+        for n in names:
+            c.verdict("SKIP", n, f"not run to the end (deadline): {table}")
+        return
+    missing = [k for k in configs if not best[k]]
+    ok = not missing and not faults["callbacks"] and added["callbacks"] <= added["torch.profiler"]
+    c.verdict("PASS" if ok else "FAIL", "gpu-time.op-cost",
+              f"host ns per op (best of 2 interleaved rounds): {table}; goal: nvtxcorr's added "
+              f"cost at most torch.profiler's" +
+              (f"; no number from {missing}" if missing else "") +
+              (f"; callbacks: {'; '.join(faults['callbacks'])}" if faults["callbacks"] else
+               "; summaries exact"))
+    ok = (not missing and not faults["callbacks"] and not any(uncorrelated["callbacks"]) and
+          added["callbacks"] <= added["external"])
+    per_run = {k: ", ".join(str(n) for n in v) or "no summary" for k, v in uncorrelated.items()}
+    c.verdict("PASS" if ok else "FAIL", "gpu-time.ab",
+              f"launch callbacks +{added['callbacks']:.0f} ns/op, {per_run['callbacks']} kernels "
+              f"uncorrelated; external ids +{added['external']:.0f} ns/op, {per_run['external']} "
+              f"kernels uncorrelated (a run each round; goal: the callbacks exact and no dearer)"
+              + (f"; external: {'; '.join(faults['external'])}" if faults["external"] else ""))
 
 
 def gpu_time(c, has_torch, why):
@@ -687,8 +830,9 @@ def main(argv):
             has_torch, why = torch_info(c)
             for step, fn in (("native", lambda: native_scenarios(c, built)),
                              ("torch", lambda: torch_scenarios(c, has_torch, why)),
-                             ("gpu-time", lambda: (gpu_time_native(c, built),
-                                                   gpu_time(c, has_torch, why))),
+                             ("gpu-time", lambda: (gpu_time_programs(c, built),
+                                                   gpu_time(c, has_torch, why),
+                                                   op_cost(c, has_torch, why))),
                              ("ncu", lambda: ncu(c, built)),
                              ("throughput", lambda: throughput(c, has_torch, why, built))):
                 if step in only.split(","):

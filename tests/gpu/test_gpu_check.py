@@ -74,6 +74,9 @@ class Machine:
             # The decode loop GPU-bound by far (about 170 us a replay against a few us of host
             # time), as on the H200, so that its 0.97x goal holds on a loaded machine too.
             STUB_TORCH_GPU_SLOWDOWN="5",
+            # CUPTI's own work, as in the benchmark (docs/performance.md): an API record dearer
+            # than a callback, so that the op loop's A/B says what the real one would.
+            FAKECUPTI_CALLBACK_NS="100", FAKECUPTI_RECORD_NS="1500",
             STUB_NCU_RECORDER=os.path.join(fakes, "libnvtx_recorder.so"))
 
     def check(self, deadline="120", **env):
@@ -100,9 +103,10 @@ class Machine:
 ALL = ["build.nvtxcorr", "build.programs", "static-cudart-launch", "static-cudart-graph",
        "shared-cudart-launch", "shared-cudart-graph", "per-thread-launch", "driver-entry-point",
        "cublas-gemm", "pytorch-eager-and-graphs", "triton", "gpu-time.run",
-       "gpu-time.native", "gpu-time.torch-profiler", "gpu-time.correlation", "gpu-time.views", "gpu-time.counts",
-       "gpu-time.times", "gpu-time.graph", "cupti-copies", "ncu-nvtx-filter",
-       "throughput.decode-loop", "throughput.host-ns"]
+       "gpu-time.native", "gpu-time.static", "gpu-time.cublas-eager", "gpu-time.cublas-captured",
+       "gpu-time.torch-profiler", "gpu-time.correlation", "gpu-time.views", "gpu-time.counts",
+       "gpu-time.times", "gpu-time.graph", "cupti-copies", "gpu-time.op-cost", "gpu-time.ab",
+       "ncu-nvtx-filter", "throughput.decode-loop", "throughput.host-ns"]
 
 
 def failing(verdicts, names):
@@ -141,7 +145,7 @@ def test_all_pass(m):
 def test_broken_labels(m):
     """A label rule that drops add1's ranges, a Triton kernel's and cuBLAS's: every launch
     scenario, the entry point, cuBLAS, Triton and ncu's filtered run fail."""
-    rules = "add1 -;add_one -;nvjet_* -"
+    rules = "add1 -;add_one -;gemmSN_* -;splitK* -"
     p, v, _ = m.check(NVTXCORR_LABELS_INLINE=rules, GPU_CHECK_ONLY="native,torch,ncu")
     failing(v, {n: "FAIL" for n in ("static-cudart-launch", "shared-cudart-launch",
                                      "per-thread-launch", "driver-entry-point", "cublas-gemm",
@@ -180,6 +184,38 @@ def test_broken_profiler_and_cupti(m):
     failing(v, {"gpu-time.run": "FAIL", "pytorch-eager-and-graphs": "FAIL"})
     p, v, _ = m.check(FAKECUPTI_REFUSE="1", GPU_CHECK_ONLY="throughput")
     failing(v, {"throughput.decode-loop": "FAIL", "throughput.host-ns": "FAIL"})
+
+
+@test
+def test_broken_correlation(m):
+    """The setup before the launch callbacks (NVTXCORR_GPU_CORRELATION=external: an external id
+    pushed in the hook of the driver call): the static runtime's and cuBLAS's eager kernels
+    are uncorrelated, as on the H200, and their verdicts fail, PyTorch's too (its GEMMs); the
+    shared runtime's and graph replays' stay exact. The op loop sets the mode itself: its
+    verdicts still pass."""
+    p, v, _ = m.check(NVTXCORR_GPU_CORRELATION="external", GPU_CHECK_ONLY="gpu-time")
+    failing(v, {"gpu-time.static": "FAIL", "gpu-time.cublas-eager": "FAIL",
+                "gpu-time.correlation": "FAIL", "gpu-time.native": "PASS",
+                "gpu-time.cublas-captured": "PASS", "gpu-time.op-cost": "PASS",
+                "gpu-time.ab": "PASS"})
+    check("uncorrelated" in v["gpu-time.static"][1] and
+          re.search(r"external ids \+\d+ ns/op, [1-9]\d*, [1-9]\d* kernels uncorrelated",
+                    v["gpu-time.ab"][1]),
+          f"{v['gpu-time.static']} {v['gpu-time.ab']}")
+    check(p.returncode == 1, f"rc {p.returncode}")
+
+
+@test
+def test_broken_cost(m):
+    """CUPTI's launch callbacks dear (30 us each): nvtxcorr's added cost per op exceeds
+    torch.profiler's and the external ids', and both cost verdicts fail; a torch.profiler that
+    costs nothing (the callbacks 1 us each, still far cheaper than the API records): op-cost
+    fails, the A/B not."""
+    p, v, _ = m.check(FAKECUPTI_CALLBACK_NS="30000", GPU_CHECK_ONLY="gpu-time")
+    failing(v, {"gpu-time.op-cost": "FAIL", "gpu-time.ab": "FAIL", "gpu-time.static": "PASS"})
+    p, v, _ = m.check(STUB_TORCH_PROF_OP_NS="0", FAKECUPTI_CALLBACK_NS="1000",
+                      GPU_CHECK_ONLY="gpu-time")
+    failing(v, {"gpu-time.op-cost": "FAIL", "gpu-time.ab": "PASS"})
 
 
 @test

@@ -17,6 +17,11 @@
                                           prints verdict lines (PASS|FAIL name: evidence)
   torch_gpu_time.py throughput            decode-loop replays per second ("replays_per_s X",
                                           "replays N"), run bare and under nvtxcorr
+  torch_gpu_time.py op-loop [torch-profiler]
+                                          host ns per op of an eager loop of small ops (every
+                                          fourth a small-N GEMM through cuBLAS), the issuing
+                                          alone timed ("ns_per_op X", "ops N"): run bare, under
+                                          nvtxcorr, and under torch.profiler (the argument)
 
 Kernel durations do not depend on who records them, so two runs of the same deterministic
 workload give the same executions per kernel and the same times up to run-to-run noise (5%).
@@ -298,6 +303,39 @@ def throughput():
     print(f"replays {replays}")
 
 
+# ---- host cost per op ------------------------------------------------------------------
+OPS, OP_REPS = 4000, 5
+
+
+def op_loop(profiler):
+    """The eager loop's host ns per op: the best of OP_REPS timed passes of OPS ops (the issuing
+    alone: the GPU runs small kernels faster than one thread issues them, so the time is the
+    host's; it synchronizes after each pass, untimed), after one pass untimed (the cuBLAS
+    handle, the caching allocator, CUPTI's start). With torch.profiler, the timed passes run
+    inside one session of it (CUDA activity, as for GPU time)."""
+    import contextlib
+    x = torch.randn(8, HIDDEN, device="cuda")
+    w = torch.randn(HIDDEN, HIDDEN, device="cuda") / HIDDEN ** 0.5
+
+    def one_pass():
+        t = time.perf_counter_ns()
+        for i in range(OPS):
+            y = x @ w if i % 4 == 0 else x + 1.0  # noqa: F841
+        ns = time.perf_counter_ns() - t
+        torch.cuda.synchronize()
+        return ns / OPS
+    one_pass()
+    if profiler:
+        from torch.profiler import ProfilerActivity, profile
+        session = profile(activities=[ProfilerActivity.CUDA])
+    else:
+        session = contextlib.nullcontext()
+    with session:
+        best = min(one_pass() for _ in range(OP_REPS))
+    print(f"ns_per_op {best:.0f}")
+    print(f"ops {OPS * (OP_REPS + 1)}")
+
+
 if __name__ == "__main__":
     what = sys.argv[1] if len(sys.argv) > 1 else "work"
     if what != "compare":
@@ -311,5 +349,7 @@ if __name__ == "__main__":
         sys.exit(compare(*sys.argv[2:5]))
     elif what == "throughput":
         throughput()
+    elif what == "op-loop":
+        op_loop(sys.argv[2:3] == ["torch-profiler"])
     else:
         sys.exit(f"unknown: {what}")
