@@ -12,7 +12,7 @@ command and its output, streamed as it runs), OUTDIR/verdicts.txt and OUTDIR/che
 summaries); prints the verdict table last: `PASS|FAIL|N/A|SKIP name: evidence`, then
 `N passed, N failed, N skipped`. Exit 0 only with no FAIL and no SKIP (N/A: the machine cannot
 do it, e.g. ncu without counter access). Every step has a short limit and the whole run an
-overall deadline (default 330 s).
+overall deadline (default 390 s).
 
 Helper scripts report verdicts by printing lines of the same form; the driver collects them.
 For its own tests (tests/gpu/test_gpu_check.py, on the fakes): GPU_CHECK_PREBUILT=<build dir>
@@ -804,7 +804,7 @@ def main(argv):
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
     outdir = os.path.abspath(argv[0])
-    deadline = float(argv[1]) if len(argv) > 1 else 330.0
+    deadline = float(argv[1]) if len(argv) > 1 else 390.0
     c = Check(outdir, deadline)
 
     def stop(signum, frame):  # killed from outside: no step left running, the table written
