@@ -78,7 +78,9 @@ static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
  * counted in none, and said in the next summary's gpu_time_note; work whose launch passed
  * through between windows is counted nowhere. nvtxcorr_prof_gpu keeps the whole run's
  * counts of records, drops and incomplete records. */
-static int windows_on;
+/* Set last by nvtxcorr_prof_gpu_init, once the window sets exist (release): the window helper
+ * reads it without the record lock (settle, done) and then uses the sets. */
+static _Atomic int windows_on;
 uint32_t nvtxcorr_prof_not_hooked_site = PROF_NO_LABEL;
 static _Atomic int exit_settled; /* the exit has settled the records (lock_unless_closing) */
 static prof_gpu_t window_sets[2];
@@ -90,6 +92,12 @@ static uint64_t late_said, dropped_said, incomplete_said;
 static _Atomic uint64_t corr_seen[2];
 static uint64_t corr_with_op[2];
 const prof_gpu_t *nvtxcorr_prof_gpu_out; /* the set a window's summary reads, or NULL */
+
+/* On the record and launch paths, which run only once CUPTI is on (after init). */
+static inline int windows(void)
+{
+    return atomic_load_explicit(&windows_on, memory_order_relaxed);
+}
 
 static int alloc_set(prof_gpu_t *g)
 {
@@ -103,12 +111,13 @@ static int alloc_set(prof_gpu_t *g)
 
 int nvtxcorr_prof_gpu_init(void)
 {
-    windows_on = nvtxcorr_prof_windows();
+    int want = nvtxcorr_prof_windows();
     corr_map = calloc(CORR_SLOTS, sizeof *corr_map);
     pending = calloc(PENDING_MAX, sizeof *pending);
     if (alloc_set(&nvtxcorr_prof_gpu) != 0 || corr_map == NULL || pending == NULL) return -1;
-    return windows_on && (alloc_set(&window_sets[0]) != 0 || alloc_set(&window_sets[1]) != 0) ? -1
-                                                                                              : 0;
+    if (want && (alloc_set(&window_sets[0]) != 0 || alloc_set(&window_sets[1]) != 0)) return -1;
+    atomic_store_explicit(&windows_on, want, memory_order_release);
+    return 0;
 }
 
 /* The window of the launch whose id is ext, while its GPU work is still counted: the one
@@ -203,7 +212,7 @@ static const prof_intern_entry_t *site_for_name_slow(const char *name)
 static void replay_done(const open_replay_t *r)
 {
     prof_gpu_t *g = &nvtxcorr_prof_gpu;
-    if (windows_on) {
+    if (windows()) {
         unsigned w = window_of(r->ext);
         if (w == 0) return; /* its operations were counted late already */
         g = &window_sets[w & 1];
@@ -266,7 +275,7 @@ static void attribute(const op_t *op, uint64_t ext)
         site < nsites ? atomic_load_explicit(&nvtxcorr_prof_sites[site], memory_order_acquire)
                       : NULL;
     int table = 0; /* context_stats.c's GPU table: the run's, or the window's */
-    if (NVTXCORR_UNLIKELY(windows_on)) {
+    if (NVTXCORR_UNLIKELY(windows())) {
         unsigned window = launch != NULL ? window_of(ext) : 0;
         if (window == 0) { /* late, or launched between windows: in no window */
             if (launch != NULL) late_ops++, late_ns += ns;
@@ -323,7 +332,7 @@ static inline __attribute__((always_inline)) int lookup(uint32_t corr, uint64_t 
     uint64_t e = atomic_load_explicit(&c->ext, memory_order_acquire);
     if (e == 0 || atomic_load_explicit(&c->corr, memory_order_relaxed) != corr) return 0;
     *ext = e;
-    if (NVTXCORR_UNLIKELY(windows_on) &&
+    if (NVTXCORR_UNLIKELY(windows()) &&
         !atomic_exchange_explicit(&c->has_op, 1, memory_order_relaxed)) {
         unsigned w = window_of(e);
         if (w) corr_with_op[w & 1]++;
@@ -338,7 +347,7 @@ static void operation(const op_t *op)
         g->incomplete++;
         return;
     }
-    if (!windows_on) count_kernel(g, op); /* with windows: once its window is known */
+    if (!windows()) count_kernel(g, op); /* with windows: once its window is known */
     uint64_t ext;
     if (lookup(op->corr, &ext))
         attribute(op, ext);
@@ -363,7 +372,7 @@ void nvtxcorr_prof_gpu_correlation(uint32_t corr, uint64_t ext)
     atomic_store_explicit(&c->ext, ext, memory_order_release); /* after the clearing */
     atomic_store_explicit(&c->has_op, 0, memory_order_relaxed);
     atomic_store_explicit(&c->corr, corr, memory_order_release);
-    if (NVTXCORR_UNLIKELY(windows_on)) {
+    if (NVTXCORR_UNLIKELY(windows())) {
         unsigned w = window_of(ext);
         if (w) atomic_fetch_add_explicit(&corr_seen[w & 1], 1, memory_order_relaxed);
     }
@@ -473,7 +482,9 @@ static int lock_unless_closing(void)
  * Called for every window, in order, whether or not its summary can be written. */
 void nvtxcorr_prof_gpu_window_settle(unsigned index, int at_exit)
 {
-    if (!windows_on || nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING) return;
+    if (!atomic_load_explicit(&windows_on, memory_order_acquire) ||
+        nvtxcorr_prof_gpu_on != PROF_GPU_COLLECTING)
+        return;
     prof_gpu_t *set = &window_sets[index & 1];
     int locked = 0;
     if (!at_exit) {
@@ -528,7 +539,7 @@ const char *nvtxcorr_prof_gpu_window_note(void)
 void nvtxcorr_prof_gpu_window_done(unsigned index)
 {
     nvtxcorr_prof_gpu_out = NULL;
-    if (!windows_on) return;
+    if (!atomic_load_explicit(&windows_on, memory_order_acquire)) return;
     prof_gpu_t *g = &window_sets[index & 1];
     memset(g->by_launch, 0, PROF_MAX_SITES * sizeof *g->by_launch);
     memset(g->by_kernel, 0, PROF_MAX_SITES * sizeof *g->by_kernel);

@@ -53,6 +53,7 @@ static int idle_mode = NVTXCORR_MODE_PROFILE_IDLE;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the helper's cut and write */
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, cut_made = PTHREAD_COND_INITIALIZER;
+static _Atomic int exiting;   /* the exit path wants the helper's lock: the helper stops */
 static prof_snap_t *snaps[2]; /* the last cut and the one before, by parity of `cut` */
 static uint64_t own_at_cut[2];
 static int signal_ours;
@@ -288,7 +289,7 @@ static void *helper(void *unused)
         next = atomic_load(&state) == OPEN
                    ? atomic_load(&start_ns) + every
                    : nvtxcorr_prof_process.start_ns + nvtxcorr_config.window_delay_ns;
-    for (;;) {
+    while (!atomic_load(&exiting)) {
         /* Signal windows are only seen here: the handler takes no lock, so this polls. */
         uint64_t wait_ns = 20 * 1000 * 1000, now = nvtxcorr_prof_realtime_ns();
         if (next && next > now && next - now < wait_ns) wait_ns = next - now;
@@ -303,7 +304,7 @@ static void *helper(void *unused)
             pthread_mutex_unlock(&wake_lock);
         }
         pthread_mutex_lock(&lock);
-        if (atomic_load(&state) == FINISHED) {
+        if (atomic_load(&state) == FINISHED || atomic_load(&exiting)) {
             pthread_mutex_unlock(&lock);
             return NULL;
         }
@@ -329,6 +330,7 @@ static void *helper(void *unused)
         if (atomic_load(&state) == CLOSING) cut_and_write(atomic_load(&close_reason), 0, 0, 0);
         pthread_mutex_unlock(&lock);
     }
+    return NULL;
 }
 
 /* Called once profile mode is on (nvtxcorr_profile_init). */
@@ -393,12 +395,23 @@ void nvtxcorr_prof_window_after_fork(void)
 }
 
 /* At exit (exit.c, in place of the whole-run summary): the window still open, or closed and
- * not yet cut, is written now, by this thread; the helper stops. From a signal handler the
- * helper's lock is only tried, a bounded time. */
+ * not yet cut, is written now, by this thread; the helper stops. The helper is told first
+ * (exiting): it takes its lock again at once after each cut, so a lock that is only tried
+ * would rarely find it free while windows are cut back to back. Tried until a deadline, not a
+ * count of sleeps: signals (a storm of window toggles) cut each sleep short. Async-signal-safe:
+ * the exit may be a signal handler's. */
 void nvtxcorr_prof_window_exit(int from_signal)
 {
     int locked = 0;
-    for (int i = 0; i < 1000 && !(locked = pthread_mutex_trylock(&lock) == 0); i++) {
+    atomic_store(&exiting, 1);
+    struct timespec now, until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += 5;
+    while (!(locked = pthread_mutex_trylock(&lock) == 0)) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec > until.tv_sec ||
+            (now.tv_sec == until.tv_sec && now.tv_nsec >= until.tv_nsec))
+            break;
         struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }

@@ -15,13 +15,14 @@ ADD1, FLASH, TRITON = "add1", "flash_fwd_kernel", "triton_poi_fused_add_0"
 
 
 def window_run(env, argv, window, path_name="w.%w.json", extra=None, rc=0, timeout=120,
-               whole=False):
+               whole=False, **kwargs):
     """Runs argv with NVTXCORR_WINDOW=window; returns (run, [summary by window index]), or
-    with whole=True (windows refused) (run, [the whole run's one summary])."""
+    with whole=True (windows refused) (run, [the whole run's one summary]). kwargs go to
+    env.run_ok."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-windows-")
     e = {"NVTXCORR_PROFILE": os.path.join(tmp, path_name), "NVTXCORR_WINDOW": window}
     e.update(extra or {})
-    run = env.run_ok(argv, rc=rc, tool=False, env=e, timeout=timeout)
+    run = env.run_ok(argv, rc=rc, tool=False, env=e, timeout=timeout, **kwargs)
     sums = []
     for name in os.listdir(tmp):
         with open(os.path.join(tmp, name)) as f:
