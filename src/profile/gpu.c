@@ -137,7 +137,9 @@ static unsigned window_of(uint64_t ext)
  * 4.5 times slower (docs/design.md, Fork). The child re-initialises it. */
 void nvtxcorr_prof_gpu_fork(nvtxcorr_fork_t phase)
 {
-    if (phase == NVTXCORR_FORK_CHILD) pthread_mutex_init(&gpu_lock, NULL);
+    if (phase != NVTXCORR_FORK_CHILD) return;
+    pthread_mutex_init(&gpu_lock, NULL);
+    nvtxcorr_prof_gpu_out = NULL; /* a window the parent's helper was writing */
 }
 
 static void add(prof_gpu_stat_t *s, uint64_t ns)

@@ -55,11 +55,15 @@ void nvtxcorr_prof_stand_in(unsigned signals, void (*handler)(int))
     atomic_fetch_or(&managed, signals);
 }
 
+/* handler NULL: the signal is the program's alone again (a forked child has no windows). */
 void nvtxcorr_prof_stand_in_toggle(int sig, void (*handler)(int))
 {
     if (sig <= 0 || sig >= 32) return;
     atomic_store(&toggles[sig], handler);
-    atomic_fetch_or(&managed, 1u << sig);
+    if (handler)
+        atomic_fetch_or(&managed, 1u << sig);
+    else
+        atomic_fetch_and(&managed, ~(1u << sig));
 }
 
 NVTXCORR_NO_SANITIZE static void report_default(struct sigaction *old)

@@ -597,7 +597,12 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */
         order[PROF_MAX_SITES - 1 - i] = kernels[i];
 
-    if (win) path = window_path(path, win->index);
+    /* A summary that is no window (a forked child's, or the whole run's when windows were
+     * refused) is window 0 where the path names one (%w). */
+    if (win)
+        path = window_path(path, win->index);
+    else if (strstr(path, "%w"))
+        path = window_path(path, 0);
     const prof_writer_t *writer = format_of(path);
     /* The file comes into being whole or not at all: the name is claimed (O_EXCL: an
      * existing file is never overwritten), the summary written to a temporary name beside

@@ -278,6 +278,8 @@ static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
     nvtxcorr_prof_ctx_use_cut(0, 0);
     nvtxcorr_prof_window_now = NULL;
+    nvtxcorr_prof_snap_cur = nvtxcorr_prof_snap_base = NULL; /* a later summary: the whole run */
+    nvtxcorr_prof_window_own_base = 0;
     if (!at_exit) nvtxcorr_prof_gpu_window_done(index);
 }
 
@@ -385,10 +387,28 @@ void nvtxcorr_prof_window_start(void)
 }
 
 /* A forked child has no helper thread: it has no windows, and writes one summary for its
- * whole run at exit, as without NVTXCORR_WINDOW (profile.c's child step). */
+ * whole run at exit, as without NVTXCORR_WINDOW (profile.c's child step). The fork may have
+ * come while the parent's helper was writing a window: what that write was reading (its cut,
+ * the window) is not the child's. */
 void nvtxcorr_prof_window_after_fork(void)
 {
+    nvtxcorr_prof_window_now = NULL;
+    nvtxcorr_prof_snap_cur = nvtxcorr_prof_snap_base = NULL;
+    nvtxcorr_prof_window_own_base = 0;
     if (!nvtxcorr_prof_windows()) return;
+    if (signal_ours) { /* the window signal is the program's again: its default, unless the
+                        * program has set a handler of its own since */
+        int sig = nvtxcorr_config.window_signal;
+        struct sigaction now, dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        sigemptyset(&dfl.sa_mask);
+        if (nvtxcorr_prof_real_sigaction(sig, NULL, &now) == 0 && !(now.sa_flags & SA_SIGINFO) &&
+            now.sa_handler == on_signal)
+            nvtxcorr_prof_real_sigaction(sig, &dfl, NULL);
+        nvtxcorr_prof_stand_in_toggle(sig, NULL);
+        signal_ours = 0;
+    }
     nvtxcorr_config.window_kind = NVTXCORR_WINDOW_NONE;
     atomic_store(&state, FINISHED);
     nvtxcorr_set_mode(NVTXCORR_MODE_PROFILE);

@@ -33,3 +33,66 @@ def test_windows_while_gpu_time_starts(env):
         got = sum(d["totals"]["launches"] for d in sums)
         check(got == n and run.err == "",
               f"trial {trial}: windows hold {got} launches of {n}\n{run.err[-2000:]}")
+
+
+def children_of(run):
+    """{child pid: wait status} and the parent's pid, from scn_windows fork's lines."""
+    kids = {int(p): int(s) for p, s in re.findall(r"^child (\d+) status (-?\d+)$", run.out, re.M)}
+    return kids, int(re.search(r"^parent (\d+)$", run.out, re.M).group(1))
+
+
+@scenario
+def test_windows_forked_children_write_their_own(env):
+    """A child forked by a windowed parent (every:0.002, cudaProfilerApi, signal windows the
+    parent opens and closes around its launches) has no windows: it writes one summary of its
+    own launches (flash x3), window 0 of the path's %w, while the parent's windows hold
+    exactly the parent's. It wrote the window the parent's helper was writing when it forked
+    instead (every:0.002: 150 of 150 children; cudaProfilerApi 98 of 100; signal 96 of 100).
+    20 children per kind of window."""
+    for window, opener in (("every:0.002", "none"), ("cudaProfilerApi", "api"),
+                           ("signal", "signal")):
+        tmp = tempfile.mkdtemp(prefix="nvtxcorr-fork-")
+        run = env.run_ok([env.prog("scn_windows"), "fork", "20", opener, "exit"], tool=False,
+                         env={"NVTXCORR_PROFILE": os.path.join(tmp, "w.%p.%w.json"),
+                              "NVTXCORR_WINDOW": window})
+        kids, parent = children_of(run)
+        check(len(kids) == 20 and set(kids.values()) == {0}, f"{window}: children {kids}")
+        files = sorted(os.listdir(tmp))
+        mine = [f for f in files if not f.startswith(f"w.{parent}.")]
+        check(sorted(mine) == sorted(f"w.{k}.0.json" for k in kids),
+              f"{window}: the children's files {mine}")
+        wrong, held = [], 0
+        for name in files:
+            with open(os.path.join(tmp, name)) as f:
+                d = json.load(f)
+            got = {e["label"]: e["launches"] for e in d["labels"] if e["launches"]}
+            if name in mine and ("window" in d or got != {"flash_fwd_kernel": 3} or
+                                 d["totals"]["launches"] != 3):
+                wrong.append((name, d.get("window"), got, d["totals"]["launches"]))
+            elif name not in mine:
+                held += d["totals"]["launches"]
+                check(set(got) <= {"add1"}, f"{window}: parent's {name}: {got}")
+        check(not wrong, f"{window}: {len(wrong)} of 20 children wrote wrong summaries: "
+              f"{wrong[:3]}")
+        # Signal toggles are not waited for: a pair that comes while a cut is pending cancels
+        # out, and its launches are in no window.
+        n = int(re.search(r"^launched (\d+)$", run.out, re.M).group(1))
+        check(held == n or (opener == "signal" and 0 < held <= n),
+              f"{window}: the parent's windows hold {held} of its {n} launches")
+
+
+@scenario
+def test_windows_signal_kills_a_forked_child(env):
+    """NVTXCORR_WINDOW=signal: a forked child has no windows, so the window signal is the
+    program's again, whose default action kills (as without nvtxcorr: wait status 12). The
+    child kept nvtxcorr's handler and exited 0. 5 children, bare and preloaded."""
+    argv = [env.prog("scn_windows"), "fork", "5", "none", "raise"]
+    bare = env.run_ok(argv, preload=False, enabled=False, tool=False)
+    kids, _ = children_of(bare)
+    check(set(kids.values()) == {12}, f"bare: children's wait statuses {kids}")
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-fork-")
+    run = env.run_ok(argv, tool=False, env={"NVTXCORR_PROFILE": os.path.join(tmp, "w.json"),
+                                            "NVTXCORR_WINDOW": "signal"})
+    kids, _ = children_of(run)
+    check(len(kids) == 5 and set(kids.values()) == {12},
+          f"children's wait statuses {kids} (12: killed by SIGUSR2)")

@@ -16,7 +16,14 @@
  *                   after; then a "step" range in domain "other" around triton x3
  *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
  *                   or after the first launch; add1 x3, raise(SIGUSR2), add1 x2; the handler
- *                   prints "handler ran" */
+ *                   prints "handler ran"
+ *   fork N WINDOWS CHILD  N times: add1 x20 (inside a window the parent opens and closes
+ *                   itself with WINDOWS: `api`, cuProfilerStart/Stop; `signal`, raise(SIGUSR2)
+ *                   before and after; `none`) and a millisecond's sleep, then a child that
+ *                   launches flash x3 and ends with CHILD: `exit`, exit(0); `raise`,
+ *                   raise(SIGUSR2) first (it exits 0 only if the signal did not kill it);
+ *                   prints "parent PID", each child's "child PID status S" (its wait status)
+ *                   and "launched N" (the parent's launches) */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cudaProfiler.h>
@@ -29,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "scn_common.h"
@@ -190,6 +198,31 @@ static void own_handler(const char *when, int before)
     if (before == !strcmp(when, "before")) sigaction(SIGUSR2, &sa, NULL);
 }
 
+static void fork_children(int n, const char *windows, const char *child)
+{
+    long parent = 0;
+    printf("parent %d\n", (int)getpid());
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(windows, "api")) CHECK("start", cuProfilerStart());
+        if (!strcmp(windows, "signal")) raise(SIGUSR2);
+        launch(add1, 20);
+        parent += 20;
+        if (!strcmp(windows, "api")) CHECK("stop", cuProfilerStop());
+        if (!strcmp(windows, "signal")) raise(SIGUSR2);
+        sleep_ms(1);
+        pid_t pid = fork();
+        if (pid == 0) {
+            launch(flash, 3);
+            if (!strcmp(child, "raise")) raise(SIGUSR2);
+            exit(0);
+        }
+        int status = -1;
+        if (pid > 0) waitpid(pid, &status, 0);
+        printf("child %d status %d\n", (int)pid, status);
+    }
+    printf("launched %ld\n", parent);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) return 2;
@@ -204,6 +237,8 @@ int main(int argc, char **argv)
         nvtx();
     } else if (!strcmp(argv[1], "signal-threads")) {
         signal_threads();
+    } else if (!strcmp(argv[1], "fork") && argc > 4) {
+        fork_children(atoi(argv[2]), argv[3], argv[4]);
     } else if (!strcmp(argv[1], "loop") && argc > 2) {
         loop(atol(argv[2]));
     } else if (!strcmp(argv[1], "own-handler") && argc > 2) {
