@@ -214,14 +214,49 @@ static void on_range(int push, const char *domain, const char *message)
     if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_and_wait(NVTXCORR_WINDOW_NVTX);
 }
 
+/* Signal windows: each signal toggles the state wanted, kept as a count of toggles (odd:
+ * open). The handler makes the window so at once where it can (CLOSED or OPEN); while a closed
+ * window waits for its cut (STOPPING, CLOSING) a toggle only flips what is wanted, and the
+ * helper makes it so once the cut is made. So an odd number of toggles during a cut reopens
+ * the window and an even number leaves it closed; toggles handled in any order, on any thread,
+ * never leave the window the other way round from their count. A toggle that would open while
+ * no window may (delay:, count:) is not counted, as other triggers are ignored then. */
+static _Atomic unsigned toggles;
+
+static int may_open(void)
+{
+    unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
+    if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return 0;
+    return since_start_ns() >= nvtxcorr_config.window_delay_ns;
+}
+
+/* Async-signal-safe: the window made open or closed as the toggles want, where the state is
+ * settled; a pending cut leaves it to the helper. */
+static void follow_toggles(void)
+{
+    for (int round = 0; round < 4; round++) { /* again if a nested handler toggled meanwhile */
+        int want = atomic_load(&toggles) & 1, now = settle();
+        if (want && now == CLOSED)
+            open_window(NVTXCORR_WINDOW_SIGNAL);
+        else if (!want && now == OPEN)
+            close_window(NVTXCORR_WINDOW_SIGNAL);
+        else
+            return;
+    }
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
-    int saved = errno, now = atomic_load(&state);
-    if (now == OPEN || now == OPENING)
-        close_window(NVTXCORR_WINDOW_SIGNAL);
-    else
-        open_window(NVTXCORR_WINDOW_SIGNAL);
+    int saved = errno;
+    unsigned t = atomic_load(&toggles);
+    do {
+        if (!(t & 1) && !may_open()) {
+            errno = saved;
+            return;
+        }
+    } while (!atomic_compare_exchange_weak(&toggles, &t, t + 1));
+    follow_toggles();
     errno = saved;
 }
 
@@ -255,8 +290,12 @@ static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_
     if (!at_exit) {
         pthread_cond_broadcast(&cut_made);
         pthread_mutex_unlock(&wake_lock);
-        int again = atomic_exchange(&want_open, 0);
-        if (again) open_window(again);
+        if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_SIGNAL) {
+            follow_toggles();
+        } else {
+            int again = atomic_exchange(&want_open, 0);
+            if (again) open_window(again);
+        }
     }
     if (back_to_back) { /* every: the next window starts where this one ends, now */
         atomic_store(&start_ns, w.end_ns);

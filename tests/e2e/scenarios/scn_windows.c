@@ -7,9 +7,14 @@
  *                   runtime (cudaProfilerStart/Stop of libcudart). Window k (1..3): add1 x(k+1)
  *                   and flash x k; before, between and after the windows: triton x5;
  *                   `api PATH MS`: then MS ms of sleep before the exit
- *   signal-threads  8 threads launch add1 until told to stop; a ninth sends SIGUSR2 to the
- *                   process 20 times, 40 ms apart, then waits 300 ms; prints "launched N" (all
- *                   threads together)
+ *   signal-threads DIR  8 threads launch add1 until told to stop; the main thread sends
+ *                   SIGUSR2 20 times, each to the next of the 8 (pthread_kill: a thread's own
+ *                   pending signal, so none merges with another), 40 ms apart, and after each
+ *                   second one waits for that window's summary, DIR/w.<k>.json; prints
+ *                   "launched N" (all threads together)
+ *   signal-burst N DIR  raise(SIGUSR2) (each handled before raise returns): a window around
+ *                   add1, then N more toggles at once (the window's cut almost surely still
+ *                   pending), then, once the window's summary DIR/w.1.json is there, flash
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
@@ -149,20 +154,26 @@ static void *launcher(void *arg)
     return NULL;
 }
 
-static void signal_threads(void)
+/* Until DIR/w.<k>.json exists (a minute at most). */
+static void wait_for_window(const char *dir, int k)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/w.%d.json", dir, k);
+    for (int ms = 0; ms < 60000 && access(path, F_OK) != 0; ms++)
+        sleep_ms(1);
+}
+
+static void signal_threads(const char *dir)
 {
     pthread_t t[8];
     for (int i = 0; i < 8; i++)
         pthread_create(&t[i], NULL, launcher, NULL);
     sleep_ms(20);
     for (int i = 0; i < 20; i++) {
-        kill(getpid(), SIGUSR2);
+        pthread_kill(t[i % 8], SIGUSR2);
         sleep_ms(40);
+        if (i % 2) wait_for_window(dir, i / 2 + 1);
     }
-    /* The last signal closes the tenth window; nvtxcorr's helper thread writes it. Under TSan
-     * on a loaded machine, 40 ms was once not enough for that before exit (the window was then
-     * written at exit, reason "exit"). */
-    sleep_ms(300);
     atomic_store(&stop_launching, 1);
     for (int i = 0; i < 8; i++)
         pthread_join(t[i], NULL);
@@ -196,6 +207,17 @@ static void own_handler(const char *when, int before)
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_usr2;
     if (before == !strcmp(when, "before")) sigaction(SIGUSR2, &sa, NULL);
+}
+
+static void signal_burst(int n, const char *dir)
+{
+    raise(SIGUSR2);
+    launch(add1, 1);
+    raise(SIGUSR2);
+    for (int i = 0; i < n; i++)
+        raise(SIGUSR2);
+    wait_for_window(dir, 1);
+    launch(flash, 1);
 }
 
 static void fork_children(int n, const char *windows, const char *child)
@@ -235,8 +257,10 @@ int main(int argc, char **argv)
         if (argc > 3) sleep_ms(atol(argv[3])); /* the last window's GPU work ends meanwhile */
     } else if (!strcmp(argv[1], "nvtx")) {
         nvtx();
-    } else if (!strcmp(argv[1], "signal-threads")) {
-        signal_threads();
+    } else if (!strcmp(argv[1], "signal-threads") && argc > 2) {
+        signal_threads(argv[2]);
+    } else if (!strcmp(argv[1], "signal-burst") && argc > 3) {
+        signal_burst(atoi(argv[2]), argv[3]);
     } else if (!strcmp(argv[1], "fork") && argc > 4) {
         fork_children(atoi(argv[2]), argv[3], argv[4]);
     } else if (!strcmp(argv[1], "loop") && argc > 2) {
