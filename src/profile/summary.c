@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "summary.h"
@@ -507,6 +508,59 @@ static const char *window_path(const char *path, unsigned index)
     return buf;
 }
 
+/* "dir/.base.<pid>.nvtxcorr-tmp" for path, created (O_EXCL) and open for writing: the
+ * descriptor, or -1 with errno. The pid keeps processes that write the same path apart; one
+ * left behind by a killed process of the same pid is this process's to replace. */
+static int temp_beside(const char *path, char *tmp, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
+    char pid[24];
+    size_t np = nvtxcorr_fmt_u64(pid, (uint64_t)getpid());
+    if (n + np +
+            sizeof ".."
+                   ".nvtxcorr-tmp" >
+        size) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(tmp, path, dir);
+    tmp[dir] = '.';
+    memcpy(tmp + dir + 1, path + dir, n - dir);
+    tmp[n + 1] = '.';
+    memcpy(tmp + n + 2, pid, np);
+    memcpy(tmp + n + 2 + np, ".nvtxcorr-tmp", sizeof ".nvtxcorr-tmp");
+    for (int tries = 0; tries < 2; tries++) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd >= 0 || errno != EEXIST || tries) return fd;
+        unlink(tmp);
+    }
+    return -1;
+}
+
+/* The written summary given its name, unless a file of that name appeared meanwhile (EEXIST):
+ * renameat2's RENAME_NOREPLACE (by system call: no newer glibc needed), else, on a file
+ * system without it, a hard link then the temporary name's removal, else (no hard links
+ * either, as on vfat) a rename after a last look. 0, or the errno. */
+static int publish(const char *tmp, const char *path)
+{
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE 1
+#endif
+#ifdef SYS_renameat2
+    if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
+    if (errno != EINVAL && errno != ENOSYS) return errno;
+#endif
+    if (link(tmp, path) == 0) {
+        unlink(tmp);
+        return 0;
+    }
+    if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP) return errno;
+    struct stat st;
+    if (lstat(path, &st) == 0) return EEXIST;
+    return rename(tmp, path) == 0 ? 0 : errno;
+}
+
 void nvtxcorr_prof_summary_write(void)
 {
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
@@ -604,14 +658,17 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     else if (strstr(path, "%w"))
         path = window_path(path, 0);
     const prof_writer_t *writer = format_of(path);
-    /* The file comes into being whole or not at all: the name is claimed (O_EXCL: an
-     * existing file is never overwritten), the summary written to a temporary name beside
-     * it and renamed over the claim. A failed write (a full disk, the file-size limit, a
-     * descriptor the program closed) removes both and prints the table to stderr instead. */
-    int claim = path[0] ? open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644)
-                        : (errno = ENAMETOOLONG, -1);
-    if (claim < 0) {
-        int err = errno;
+    /* The file comes into being whole or not at all, and never over an existing one: the
+     * summary is written to a temporary name of this process's beside it, which is then given
+     * the summary's name (publish). A process killed meanwhile leaves the temporary file, never
+     * a part of a summary under its name. A failed write (a full disk, the file-size limit, a
+     * descriptor the program closed) removes it and prints the table to stderr instead. */
+    struct stat st;
+    int err = !path[0] ? ENAMETOOLONG : lstat(path, &st) == 0 ? EEXIST : 0;
+    static char tmp[sizeof nvtxcorr_prof_process.profile_path + 48];
+    int fd = err ? -1 : temp_beside(path, tmp, sizeof tmp);
+    if (fd < 0 && !err) err = errno;
+    if (err) {
         if (path[0]) /* a path too long after expansion was reported at start-up */
             nvtxcorr_prof_say("error", path, ": ", nvtxcorr_prof_strerror(err),
                               err == EEXIST ? "; not overwritten, summary printed to stderr instead"
@@ -622,36 +679,19 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         nvtxcorr_out_flush(&out);
         return;
     }
-    struct stat claimed;
-    int claim_known = fstat(claim, &claimed) == 0;
-    static char tmp[sizeof nvtxcorr_prof_process.profile_path + 32];
-    const char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
-    int fd = -1;
-    if (n + 16 < sizeof tmp) { /* "dir/.base.nvtxcorr-tmp" */
-        memcpy(tmp, path, dir);
-        tmp[dir] = '.';
-        memcpy(tmp + dir + 1, path + dir, n - dir);
-        memcpy(tmp + n + 1, ".nvtxcorr-tmp", sizeof ".nvtxcorr-tmp");
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-    }
-    /* No temporary name (too long, or left behind by a killed run): the claim itself. */
-    nvtxcorr_out_open(&out, fd >= 0 ? fd : claim, 1);
+    nvtxcorr_out_open(&out, fd, 1);
     write_summary(writer, &out, &sum, nl, nk, nsites);
     nvtxcorr_out_flush(&out);
-    int err = out.err;
-    if (fd >= 0) {
-        if (err != EBADF && close(fd) != 0 && !err) err = errno; /* NFS: a full disk at close */
-        if (!err && rename(tmp, path) != 0) err = errno;
-        if (err) unlink(tmp);
-    }
-    if (claim_known &&
-        nvtxcorr_prof_fd_is(claim, (uint64_t)claimed.st_dev, (uint64_t)claimed.st_ino))
-        close(claim); /* unless the program closed it and has the number for its own file */
+    err = out.err;
+    if (err != EBADF && close(fd) != 0 && !err) err = errno; /* NFS: a full disk at close */
+    if (!err) err = publish(tmp, path);
     if (err) {
-        unlink(path);
-        nvtxcorr_prof_say("error", path, ": write failed: ", nvtxcorr_prof_strerror(err),
-                          "; the part written was removed, summary printed to stderr instead",
+        unlink(tmp);
+        nvtxcorr_prof_say("error", path,
+                          err == EEXIST ? ": " : ": write failed: ", nvtxcorr_prof_strerror(err),
+                          err == EEXIST ? "; not overwritten, summary printed to stderr instead"
+                                        : "; the part written was removed, summary printed to "
+                                          "stderr instead",
                           (char *)NULL);
         nvtxcorr_out_open(&out, STDERR_FILENO, 0);
         write_summary(&nvtxcorr_prof_text_writer, &out, &sum, nl, nk, nsites);

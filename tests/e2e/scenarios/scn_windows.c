@@ -22,6 +22,8 @@
  *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
  *                   or after the first launch; add1 x3, raise(SIGUSR2), add1 x2; the handler
  *                   prints "handler ran"
+ *   storm-exit US MS  a thread sends the process SIGUSR2 every US microseconds, without end,
+ *                   while the main thread launches add1 for MS ms and then calls exit(0)
  *   fork N WINDOWS CHILD  N times: add1 x20 (inside a window the parent opens and closes
  *                   itself with WINDOWS: `api`, cuProfilerStart/Stop; `signal`, raise(SIGUSR2)
  *                   before and after; `none`) and a millisecond's sleep, then a child that
@@ -220,6 +222,33 @@ static void signal_burst(int n, const char *dir)
     launch(flash, 1);
 }
 
+static long storm_us;
+
+static void *storm(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        kill(getpid(), SIGUSR2);
+        struct timespec ts = {0, storm_us * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+static void storm_exit(long us, long ms)
+{
+    pthread_t t;
+    storm_us = us;
+    pthread_create(&t, NULL, storm, NULL);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        launch(add1, 1);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+    } while ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+    exit(0);
+}
+
 static void fork_children(int n, const char *windows, const char *child)
 {
     long parent = 0;
@@ -261,6 +290,8 @@ int main(int argc, char **argv)
         signal_threads(argv[2]);
     } else if (!strcmp(argv[1], "signal-burst") && argc > 3) {
         signal_burst(atoi(argv[2]), argv[3]);
+    } else if (!strcmp(argv[1], "storm-exit") && argc > 3) {
+        storm_exit(atol(argv[2]), atol(argv[3]));
     } else if (!strcmp(argv[1], "fork") && argc > 4) {
         fork_children(atoi(argv[2]), argv[3], argv[4]);
     } else if (!strcmp(argv[1], "loop") && argc > 2) {
