@@ -32,6 +32,7 @@
 
 #include "context/context.h"
 #include "internal.h"
+#include "labels/names.h"
 #include "window_spec.h"
 
 /* OPENING and STOPPING: an opener or a closer is storing its timestamp and reason, between
@@ -173,32 +174,36 @@ void nvtxcorr_profile_profiler_api(int start)
  * whether it matched (64 deep; deeper ranges never match). */
 static _Atomic int nvtx_open;
 typedef struct nvtx_stack {
-    uint32_t domain; /* hash of the name, 0: free */
+    uint64_t domain; /* hash of the name, 0: free */
     unsigned depth;
     uint64_t matched;
 } nvtx_stack_t;
 static __thread nvtx_stack_t nvtx_stacks[8];
 
-static nvtx_stack_t *stack_of(const char *domain)
+/* The thread's stack for domain; a free slot is taken for it on a push (create), and given
+ * back when the domain's last open range is popped, so that a thread may use any number of
+ * domains one after another (at most 8 with ranges open at once are followed). */
+static nvtx_stack_t *stack_of(const char *domain, int create)
 {
-    uint32_t h = 2166136261u;
-    for (const char *c = domain ? domain : ""; *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    h |= 1;
-    for (int i = 0; i < 8; i++)
-        if (nvtx_stacks[i].domain == h || nvtx_stacks[i].domain == 0) {
-            nvtx_stacks[i].domain = h;
-            return &nvtx_stacks[i];
-        }
-    return NULL; /* more than 8 domains on this thread: the others are not followed */
+    uint64_t h = nvtxcorr_hash_str(domain ? domain : "") | 1;
+    nvtx_stack_t *free_slot = NULL;
+    for (int i = 0; i < 8; i++) {
+        if (nvtx_stacks[i].domain == h) return &nvtx_stacks[i];
+        if (nvtx_stacks[i].domain == 0 && free_slot == NULL) free_slot = &nvtx_stacks[i];
+    }
+    if (!create || free_slot == NULL) return NULL;
+    free_slot->domain = h;
+    free_slot->depth = 0;
+    free_slot->matched = 0;
+    return free_slot;
 }
 
 static void on_range(int push, const char *domain, const char *message)
 {
     const char *want = nvtxcorr_config.window_domain;
     if (want && strcmp(domain ? domain : "", want) != 0) return;
-    nvtx_stack_t *st = stack_of(domain);
-    if (st == NULL) return;
+    nvtx_stack_t *st = stack_of(domain, push);
+    if (st == NULL) return; /* a pop in a domain with nothing open here, or no room */
     if (push) {
         int match =
             st->depth < 64 && message && fnmatch(nvtxcorr_config.window_range, message, 0) == 0;
@@ -208,9 +213,10 @@ static void on_range(int push, const char *domain, const char *message)
         if (match && atomic_fetch_add(&nvtx_open, 1) == 0) open_window(NVTXCORR_WINDOW_NVTX);
         return;
     }
-    if (st->depth == 0) return; /* unbalanced */
     st->depth--;
-    if (st->depth >= 64 || !((st->matched >> st->depth) & 1)) return;
+    int matched = st->depth < 64 && ((st->matched >> st->depth) & 1);
+    if (st->depth == 0) st->domain = 0; /* the slot is free again */
+    if (!matched) return;
     if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_and_wait(NVTXCORR_WINDOW_NVTX);
 }
 

@@ -192,3 +192,13 @@ def test_windows_killed_while_a_window_is_written(env):
             except ValueError:
                 check(False, f"trial {trial}: {name} is not a whole summary: {text[:80]!r} "
                       f"({len(text)} bytes); files {sorted(names)}")
+
+
+@scenario
+def test_windows_nvtx_after_many_domains(env):
+    """nvtx:step after the thread has pushed and popped ranges in 10 other domains: the step
+    range opens its window (add1 x2). A thread kept a slot per domain it ever used, 8 at
+    most, so no window ever opened ("no window opened")."""
+    run, sums = window_run(env, [env.prog("scn_windows"), "nvtx-domains"], "nvtx:step")
+    got = [{e["label"]: e["launches"] for e in d["labels"] if e["launches"]} for d in sums]
+    check(got == [{"add1": 2}], f"windows {got}\n{run.err}")

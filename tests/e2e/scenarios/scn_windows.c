@@ -19,6 +19,8 @@
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
  *                   after; then a "step" range in domain "other" around triton x3
+ *   nvtx-domains    one range pushed and popped in each of 10 domains ("d0".."d9"), then a
+ *                   "step" range (default domain) around add1 x2
  *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
  *                   or after the first launch; add1 x3, raise(SIGUSR2), add1 x2; the handler
  *                   prints "handler ran"
@@ -139,6 +141,26 @@ static void nvtx(void)
     nvtxDomainRangePushEx(other, &a);
     launch(triton, 3);
     nvtxDomainRangePop(other);
+}
+
+static void nvtx_domains(void)
+{
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = "work";
+    for (int i = 0; i < 10; i++) {
+        char name[8];
+        snprintf(name, sizeof name, "d%d", i);
+        nvtxDomainHandle_t d = nvtxDomainCreateA(name);
+        nvtxDomainRangePushEx(d, &a);
+        launch(triton, 1);
+        nvtxDomainRangePop(d);
+    }
+    nvtxRangePushA("step");
+    launch(add1, 2);
+    nvtxRangePop();
 }
 
 static atomic_int stop_launching;
@@ -286,6 +308,8 @@ int main(int argc, char **argv)
         if (argc > 3) sleep_ms(atol(argv[3])); /* the last window's GPU work ends meanwhile */
     } else if (!strcmp(argv[1], "nvtx")) {
         nvtx();
+    } else if (!strcmp(argv[1], "nvtx-domains")) {
+        nvtx_domains();
     } else if (!strcmp(argv[1], "signal-threads") && argc > 2) {
         signal_threads(argv[2]);
     } else if (!strcmp(argv[1], "signal-burst") && argc > 3) {
