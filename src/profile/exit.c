@@ -12,8 +12,13 @@
  *    ours writes and ends the process; if it carries on, the outputs are written at exit.
  *    Called by a program's handler (which found ours through a path sigaction.c does not
  *    cover), ours writes and returns: the program's handler runs on and decides;
- *  - _exit, SIGKILL and other fatal signals: nothing (the trace, streamed to disk, still
- *    holds every event flushed so far).
+ *  - _exit and _Exit (Python's os._exit, multiprocessing's children, servers' workers): the
+ *    outputs are written first, as at exit(), on the signal path where this thread is inside
+ *    nvtxcorr (a program's handler may call _exit, which is async-signal-safe). Not in a
+ *    vfork child, which shares the parent's memory and ran no fork handler (its pid is not the
+ *    one nvtxcorr knows): it ends at once, as its exec failing requires;
+ *  - SIGKILL and other fatal signals: nothing (the trace, streamed to disk, still holds every
+ *    event flushed so far).
  *
  * exit() may be called from the program's own signal handler, on a thread the signal caught
  * inside nvtxcorr (its depth is nonzero: a launch, a hook, CUPTI's buffer callbacks, the fork
@@ -33,6 +38,7 @@
  * ends. A signal that arrives on another thread while the summary is being written (by the
  * first signal's handler, or the normal exit path) waits for it, a bounded 5 s, and then ends
  * the process without a second summary: the file is whole. */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -47,6 +53,8 @@ prof_process_t nvtxcorr_prof_process;
 static _Atomic int started, finished, gpu_flushed;
 static _Atomic int written; /* finish() is done */
 static _Atomic long writer; /* the thread running finish() */
+typedef void (*exit_fn)(int);
+static _Atomic exit_fn real_exit, real_Exit; /* the next _exit and _Exit (a sanitizer's) */
 
 /* A path too long after expansion is empty: the summary then goes to stderr at exit (as for
  * every path that cannot be written), the trace is not recorded. */
@@ -152,8 +160,31 @@ static void on_signal(int sig)
     raise(sig); /* pending until this handler returns, then the default action */
 }
 
+/* _exit and _Exit: the outputs, then the next definition (glibc's, or a sanitizer's, found
+ * at start-up: dlsym is not async-signal-safe), else the system call itself. */
+__attribute__((noreturn)) static void end_now(int status, exit_fn next)
+{
+    if (atomic_load(&started) && syscall(SYS_getpid) == nvtxcorr_prof_process.pid)
+        finish(inside_nvtxcorr());
+    if (next) next(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+NVTXCORR_EXPORT void _exit(int status)
+{
+    end_now(status, atomic_load(&real_exit));
+}
+
+NVTXCORR_EXPORT void _Exit(int status)
+{
+    end_now(status, atomic_load(&real_Exit));
+}
+
 void nvtxcorr_prof_exit_init(void)
 {
+    atomic_store(&real_exit, (exit_fn)nvtxcorr_real_dlsym(RTLD_NEXT, "_exit"));
+    atomic_store(&real_Exit, (exit_fn)nvtxcorr_real_dlsym(RTLD_NEXT, "_Exit"));
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
     struct sigaction ours, old;
     memset(&ours, 0, sizeof ours);

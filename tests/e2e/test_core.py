@@ -23,9 +23,10 @@ def test_exports(env):
                 {("dlsym", "GLIBC_2.34")} |
                 # the NVTX tool's entry (src/context/nvtx_tool.c)
                 {("InitializeInjectionNvtx2", "NVTXCORR_1")} |
-                # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c)
+                # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c), and its
+                # outputs at _exit (src/profile/exit.c)
                 {(name, "GLIBC_2.17" if platform.machine() == "aarch64" else "GLIBC_2.2.5")
-                 for name in ("sigaction", "signal")})
+                 for name in ("sigaction", "signal", "_exit", "_Exit")})
     missing = expected - versioned
     extra = {v for v in versioned - expected if v[0] != "dlsym"}
     check(not missing and not extra, f"exports differ from hooks.def: extra {extra}, "

@@ -15,6 +15,9 @@
  *                  look-up, no launch yet), then launches add1 once and prints it again
  *   loop N         N launches of add1; prints peak_rss_kb
  *   exit-code N    add1 x1, then returns N
+ *   underscore-exit HOW N  add1 x14 (10 on the main thread, 4 on another), then ends with
+ *                  HOW: _exit(N), _Exit(N), or `vfork`: a vfork child that calls _exit(N)
+ *                  at once, the parent then _exit(0); prints "child status S" for vfork
  *   fork-loop N M  parent: add1 xN; child: add1 xM, then exit(0)
  *   memory T K     K kernels, each launched once by each of T threads alive at once; prints
  *                  rss_kb (VmRSS) then; then forks: the child prints child_private_kb (the
@@ -48,6 +51,13 @@ static void launch(CUfunction f, int n)
     for (int i = 0; i < n; i++)
         if (cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, stream, NULL, NULL) != CUDA_SUCCESS)
             printf("launch failed\n");
+}
+
+static void *four_launches(void *arg)
+{
+    (void)arg;
+    launch(add1, 4);
+    return NULL;
 }
 
 static void *exiting_thread(void *arg)
@@ -228,6 +238,23 @@ int main(int argc, char **argv)
         printf("child %d status %d\n", (int)pid, status);
     } else if (!strcmp(mode, "memory") && argc > 3) {
         return memory(atoi(argv[2]), atol(argv[3]));
+    } else if (!strcmp(mode, "underscore-exit") && argc > 3) {
+        pthread_t t;
+        pthread_create(&t, NULL, four_launches, NULL);
+        pthread_join(t, NULL);
+        launch(add1, 10);
+        int n = atoi(argv[3]);
+        if (!strcmp(argv[2], "_Exit")) _Exit(n);
+        if (!strcmp(argv[2], "vfork")) {
+            pid_t pid = vfork();
+            if (pid == 0) _exit(n);
+            int status;
+            waitpid(pid, &status, 0);
+            printf("child status %d\n", status);
+            fflush(stdout);
+            n = 0;
+        }
+        _exit(n);
     } else if (!strcmp(mode, "exit-code")) {
         launch(add1, 1);
         return argc > 2 ? atoi(argv[2]) : 0;

@@ -1,6 +1,6 @@
-"""Windows, forks and program context against a hostile program (issue 31's cases): GPU time
-starting while windows are cut, a forked child of a windowed parent, signals during a cut or
-the exit, _exit, SIGKILL during a window's write, many NVTX domains. Where a race is involved
+"""Profile mode's windows, forks and exits against a hostile program: GPU time starting while
+windows are cut, a forked child of a windowed parent, signals during a cut or the exit, _exit,
+SIGKILL during a window's write, many NVTX domains. Where a race is involved
 the scenario runs the trials the probe that found it ran, or makes the race certain (a slowed
 allocation), and waits for states, never for time."""
 import json
@@ -11,6 +11,7 @@ import tempfile
 import time
 
 from harness import check, lift_memory_limit, scenario
+from test_profile import only, profile_run
 from test_windows import window_run
 
 
@@ -202,3 +203,21 @@ def test_windows_nvtx_after_many_domains(env):
     run, sums = window_run(env, [env.prog("scn_windows"), "nvtx-domains"], "nvtx:step")
     got = [{e["label"]: e["launches"] for e in d["labels"] if e["launches"]} for d in sums]
     check(got == [{"add1": 2}], f"windows {got}\n{run.err}")
+
+
+@scenario
+def test_profile_underscore_exit(env):
+    """_exit and _Exit (Python's os._exit, multiprocessing's children) write the summary as
+    exit() does, with every launch (14, one thread's included) and the exit status the
+    program asked for; they wrote nothing ("the command made no CUDA call that nvtxcorr
+    saw"). A vfork child's _exit writes nothing and costs the parent nothing: the parent's
+    summary is its own, and the child's status is the one it asked for."""
+    for how in ("_exit", "_Exit"):
+        run, sums, _ = profile_run(env, [env.prog("scn_profile"), "underscore-exit", how, "3"],
+                                   rc=3)
+        d = only(sums)
+        check(d["totals"]["launches"] == 14 and run.err == "", f"{how}: {d['totals']}\n{run.err}")
+    run, sums, _ = profile_run(env, [env.prog("scn_profile"), "underscore-exit", "vfork", "5"])
+    d = only(sums)
+    check(d["totals"]["launches"] == 14 and "child status 1280" in run.out,
+          f"vfork: {len(sums)} summaries, {d['totals']}\n{run.out}{run.err}")
