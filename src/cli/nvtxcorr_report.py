@@ -1186,7 +1186,11 @@ def cmd_stat(args):
                      "the command was not run")
         return 2
     if os.environ.get("NVTXCORR_PROFILE"):
-        say("warn", "NVTXCORR_PROFILE is not used by stat (-o FILE keeps the summary)")
+        # An outer launcher's (nvtxcorr --profile ... -- script that runs nvtxcorr stat), or
+        # one set by hand: stat's own wins for its command, as in the launcher (docs/usage.md).
+        say("warn", f"stat replaces NVTXCORR_PROFILE={os.environ['NVTXCORR_PROFILE']}, set "
+            "outside this nvtxcorr (by an nvtxcorr --profile around it?), for this command and "
+            "its children: their summaries are only in stat's table (-o FILE keeps it)")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
     try:
         return run_stat(args, cmd, tmp)
