@@ -3,7 +3,9 @@ by side, per label or per kernel label, with the change in percent, largest abso
 first (docs/profile.md, "Comparing runs"). Its own module, imported by nvtxcorr_report.py,
 which hands it the loaded summaries and its formatting helpers.
 
-Each side is a summary file, a directory (its *.json), a quoted glob or a comma-separated list.
+Each side is a summary file, a directory (its *.json), a quoted glob or a comma-separated list;
+traces among them are skipped, a file that is not a summary (the report's check, and problem()
+here) is left out, and the rest compared (docs/profile.md).
 Before comparing, what makes the comparison shaky is said on stderr: different processes or
 ranks, GPU time on one side only, different label tables (the summaries' "label_table"
 hash), GPU models or counts when the summaries name them, windows of very different length.
@@ -29,6 +31,25 @@ def expand(side):
     return out
 
 
+COUNT_MAX = (1 << 64) - 1  # as the report's own check: what the library's uint64_t holds
+
+
+def problem(d):
+    """Why a summary (already checked by the report's load) cannot be compared, or None: the
+    fields only --diff reads, its window and its run's start and end, are checked here."""
+    def bad(v):
+        return v is not None and not (isinstance(v, int) and not isinstance(v, bool) and
+                                      0 <= v <= COUNT_MAX)
+    w = d.get("window")
+    if w is not None and not isinstance(w, dict):
+        return "'window' is not an object"
+    for where, e in (("", d), ("window.", w or {})):
+        for key in ("start_ns", "end_ns"):
+            if bad(e.get(key)):
+                return f"'{where}{key}' is not a count (0 to 2^64-1) or null"
+    return None
+
+
 def length_ns(summaries):
     """The time a side covers: each process's windows (or whole runs) added up, the longest
     process's sum (processes of one side run side by side)."""
@@ -36,7 +57,7 @@ def length_ns(summaries):
     for _, d in summaries:
         w = d.get("window") or {}
         start, end = w.get("start_ns", d.get("start_ns")), w.get("end_ns", d.get("end_ns"))
-        if isinstance(start, int) and isinstance(end, int) and end >= start:
+        if start is not None and end is not None and end >= start:
             key = (d.get("host"), d.get("pid"))
             per_pid[key] = per_pid.get(key, 0) + (end - start)
     return max(per_pid.values(), default=0)

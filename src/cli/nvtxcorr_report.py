@@ -21,6 +21,7 @@ import argparse
 import csv
 import io
 import errno
+import itertools
 import json
 import os
 import re
@@ -198,8 +199,13 @@ def gpu_note(summaries):
 MAX_DEPTH = 64
 
 
+COUNT_MAX = (1 << 64) - 1  # the library writes its counts as uint64_t
+
+
 def is_count(v):
-    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+    """A whole number the library can have written: 0 to 2^64-1. Larger ones (JSON has no
+    bound) would overflow the float arithmetic of --diff's rates and percentages."""
+    return isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= COUNT_MAX
 
 
 def is_pairs(v):
@@ -209,8 +215,8 @@ def is_pairs(v):
 
 
 KINDS = {
-    "count": (is_count, "is missing or not a count"),
-    "count?": (lambda v: v is None or is_count(v), "is not a count or null"),
+    "count": (is_count, "is missing or not a count (0 to 2^64-1)"),
+    "count?": (lambda v: v is None or is_count(v), "is not a count (0 to 2^64-1) or null"),
     "str": (lambda v: isinstance(v, str), "is missing or not a string"),
     "str?": (lambda v: v is None or isinstance(v, str), "is not a string or null"),
     "pairs": (is_pairs, "is not a list of [bucket, count]"),
@@ -295,21 +301,27 @@ def check_summary(d):
 
 def check_shape(d):
     """Nesting within MAX_DEPTH and strings that are UTF-8 (json accepts lone surrogates,
-    which no output could print), without recursion."""
-    stack = [(d, 1)]
+    which no output could print), without recursion. The stack holds one iterator per level,
+    not the values: a list of millions of entries costs no more to walk than a short one."""
+    stack = [iter((d,))]
     while stack:
-        v, depth = stack.pop()
-        if depth > MAX_DEPTH:
-            raise BadFile(f"nested more than {MAX_DEPTH} levels deep")
-        if isinstance(v, dict):
-            stack.extend((x, depth + 1) for kv in v.items() for x in kv)
-        elif isinstance(v, list):
-            stack.extend((x, depth + 1) for x in v)
-        elif isinstance(v, str):
-            try:
-                v.encode("utf-8")
-            except UnicodeEncodeError:
-                raise BadFile("a string that is not UTF-8 (a lone surrogate escape)") from None
+        for v in stack[-1]:  # v is len(stack) levels deep
+            if len(stack) > MAX_DEPTH:
+                raise BadFile(f"nested more than {MAX_DEPTH} levels deep")
+            if isinstance(v, dict):
+                stack.append(itertools.chain.from_iterable(v.items()))
+                break
+            if isinstance(v, list):
+                stack.append(iter(v))
+                break
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise BadFile("a string that is not UTF-8 (a lone surrogate escape)") \
+                        from None
+        else:
+            stack.pop()
 
 
 def json_number(text):
@@ -324,8 +336,10 @@ def no_constant(name):
 
 
 def load(path):
+    size, too_big = 0, False
     try:
         with open(path, encoding="utf-8") as f:
+            size = os.fstat(f.fileno()).st_size
             d = json.load(f, parse_constant=no_constant, parse_float=json_number)
     except OSError as e:
         raise BadFile(e.strerror or str(e))
@@ -333,6 +347,13 @@ def load(path):
         raise BadFile(f"nested more than {MAX_DEPTH} levels deep") from None
     except (ValueError, UnicodeDecodeError) as e:
         raise BadFile(f"not valid JSON ({e})")
+    except MemoryError:
+        too_big = True  # raised below, once this handler has let go of the text and the parse
+    if too_big:
+        # Python holds about ten times the file while parsing it: a file of a few hundred MB
+        # under a memory limit (ulimit -v, a container's) is left out like any unreadable one.
+        raise BadFile(f"not enough memory to read its {size >> 20} MiB (ulimit -v, or a "
+                      "container's limit?)")
     check_shape(d)
     check_summary(d)
     return d
@@ -833,14 +854,26 @@ def context_notes(summaries):
 
 
 # ---- --by rank ---------------------------------------------------------------------------------
+def trace_head(path):
+    """A file's first 4 KiB as text ("" when it cannot be read): a Kineto trace's
+    distributedInfo and process_name event are there (nvtxcorr writes them first)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def is_trace(path):
+    """A Kineto trace (NVTXCORR_TRACE=....json, or PyTorch's) or a Chrome trace, which no
+    summary is: its first key is "schemaVersion" or "traceEvents"."""
+    return bool(re.match(r'\s*\{\s*"(schemaVersion|traceEvents)"', trace_head(path)))
+
+
 def trace_rank(path):
     """(pid, rank, world_size) from a Kineto trace's head (its first 4 KiB: distributedInfo and
     the process_name event), or None when the file is not one."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(4096).decode("utf-8", "replace")
-    except OSError:
-        return None
+    head = trace_head(path)
     # HTA's own regex for the rank (hta/common/trace_file.py); the head is nvtxcorr's
     rank = re.search(r'"distributedInfo": \{"rank":\s+(\d+)', head)
     world = re.search(r'"world_size":\s+(\d+)', head)
@@ -848,6 +881,27 @@ def trace_rank(path):
     if not (rank and pid and world):
         return None
     return int(pid.group(1)), int(rank.group(1)), int(world.group(1))
+
+
+MISSING_SHOWN = 8  # runs of missing ranks named in the warning; the rest are counted
+
+
+def missing_ranks(have, world):
+    """The ranks from 0 to world - 1 not in have (sorted), as runs ("2", "5-7"), at most
+    MISSING_SHOWN of them, then how many in all: "" when none is missing. Walks the ranks
+    present, never the world: a trace's world_size is what WORLD_SIZE said, up to 1e9."""
+    runs, low, count = [], 0, 0
+    for r in have + [world]:
+        if r > low:
+            runs.append(str(low) if r == low + 1 else f"{low}-{r - 1}")
+            count += r - low
+        low = max(low, r + 1)
+    if not runs:
+        return ""
+    shown = ", ".join(runs[:MISSING_SHOWN]) + (", ..." if len(runs) > MISSING_SHOWN else "")
+    if count == len(runs) <= MISSING_SHOWN:  # each one named
+        return f"{shown} (world size {world})"
+    return f"{shown} ({count} of world size {world})"
 
 
 def by_rank(summaries, pid_rank, top):
@@ -866,9 +920,9 @@ def by_rank(summaries, pid_rank, top):
         return ""
     have = sorted(ranks)
     world = max(world, have[-1] + 1)
-    missing = sorted(set(range(world)) - set(have))
+    missing = missing_ranks(have, world)
     if missing:
-        say("warn", f"ranks missing: {', '.join(map(str, missing))} (world size {world})")
+        say("warn", f"ranks missing: {missing}")
     gpu = any(d.get("gpu_time") for _, d in summaries)
     unit = "GPU" if gpu else "CPU"
     per = {r: {e.key[0]: e.fields() for e in merge(ranks[r], "label")} for r in have}
@@ -1069,12 +1123,26 @@ def cmd_diff(args):
         say("error", "--diff needs two sides: A B (each a file, a directory, a quoted glob or "
             "a comma-separated list)")
         return 2
-    sides = []
+    sides, bad = [], 0
     for side in args.files:
-        files = nvtxcorr_diff.expand(side)
-        summaries, bad = load_all(files)
-        if bad or not summaries:
-            if not files:
+        files = []
+        for f in nvtxcorr_diff.expand(side):
+            if is_trace(f):  # NVTXCORR_TRACE's files, often beside the summaries
+                say("note", f"--diff: {f}: a trace, not a summary; skipped")
+            else:
+                files.append(f)
+        loaded, side_bad = load_all(files)
+        bad += side_bad
+        summaries = []
+        for p, d in loaded:
+            why = nvtxcorr_diff.problem(d)
+            if why:
+                say("error", f"{p}: {why}; left out")
+                bad += 1
+            else:
+                summaries.append((p, d))
+        if not summaries:
+            if not files:  # else each file's own error said why
                 say("error", f"--diff: {side}: no summary there")
             return 2
         sides.append(summaries)
@@ -1082,8 +1150,10 @@ def cmd_diff(args):
     if by == "context" and not all(d.get("contexts") for s in sides for _, d in s):
         say("warn", "--diff --by context: a side has summaries without program context rows "
             "(profile mode before program context?)")
-    return nvtxcorr_diff.diff(sides[0], sides[1], by, args.threshold, fmt_time, say,
-                              sys.stdout)
+    status = nvtxcorr_diff.diff(sides[0], sides[1], by, args.threshold, fmt_time, say,
+                                sys.stdout)
+    # A file left out changes what was compared: never a pass, even when nothing got slower.
+    return 2 if bad else status
 
 
 def program_problem(name):
@@ -1116,7 +1186,11 @@ def cmd_stat(args):
                      "the command was not run")
         return 2
     if os.environ.get("NVTXCORR_PROFILE"):
-        say("warn", "NVTXCORR_PROFILE is not used by stat (-o FILE keeps the summary)")
+        # An outer launcher's (nvtxcorr --profile ... -- script that runs nvtxcorr stat), or
+        # one set by hand: stat's own wins for its command, as in the launcher (docs/usage.md).
+        say("warn", f"stat replaces NVTXCORR_PROFILE={os.environ['NVTXCORR_PROFILE']}, set "
+            "outside this nvtxcorr (by an nvtxcorr --profile around it?), for this command and "
+            "its children: their summaries are only in stat's table (-o FILE keeps it)")
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
     try:
         return run_stat(args, cmd, tmp)
@@ -1274,4 +1348,9 @@ if __name__ == "__main__":
     try:
         sys.exit(main(sys.argv[1:]))
     except BrokenPipeError:
+        sys.exit(1)
+    except MemoryError:
+        # What each file needs is checked as it is read (load); this is the merge of many
+        # large ones under a memory limit.
+        say("error", "out of memory (ulimit -v, or a container's limit?)")
         sys.exit(1)

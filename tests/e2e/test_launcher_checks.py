@@ -265,3 +265,48 @@ def test_stat_gpu_first(env):
     check(r.err.splitlines()[-1] == "(no GPU time: NVTXCORR_GPU=0)", r.err)
     r = stat_run(env, ["sh", "-c", "kill -KILL $$"], rc=128 + signal.SIGKILL)
     check("killed by SIGKILL" in r.err and "made no CUDA call" not in r.err, r.err)
+
+
+@scenario
+def test_launcher_nested_says_what_it_replaces(env):
+    """A launcher run inside another's command (issue 31, case 13): its own --profile, --trace,
+    --window or stat wins for its command, and one warning names both the outer setting and
+    its own; the outer's is kept, without a word, where the inner one sets nothing."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-nested-")
+    prog = f"{launcher(env)} {{}} {env.prog('scn_driver')} direct >/dev/null"
+    path = lambda name: os.path.join(tmp, name)
+
+    def nested(outer, inner):
+        return nvtxcorr(env, *outer, "--", "sh", "-c", prog.format(inner))
+
+    def replaced(r, *names):
+        lines = [x for x in r.err.splitlines() if x.startswith("nvtxcorr: warn: ") and
+                 " replaces " in x]
+        check(r.rc == 0 and len(lines) == 1 and all(n in lines[0] for n in names),
+              f"one warning naming {names}: rc {r.rc}: {r.err}")
+
+    r = nested(["--profile", path("outer.%p.json")], f"--profile {path('inner.%p.json')}")
+    replaced(r, "--profile " + path("inner.%p.json"), "NVTXCORR_PROFILE=" + path("outer.%p.json"))
+    check([n.split(".")[0] for n in os.listdir(tmp)] == ["inner"], f"{os.listdir(tmp)}")
+    os.unlink(path(os.listdir(tmp)[0]))
+    r = nested(["--trace", path("outer.json")], f"--trace {path('inner.json')}")
+    replaced(r, "--trace " + path("inner.json"), "NVTXCORR_TRACE=" + path("outer.json"))
+    r = nested(["--window", "cudaProfilerApi", "--profile", path("w.%w.json")],
+               f"--window signal --profile {path('w.%w.json')}")
+    replaced(r, "--window signal", "NVTXCORR_WINDOW=cudaProfilerApi")
+    # stat outside: its table loses the inner command's processes, and is told why
+    r = nested(["stat"], f"--profile {path('in-stat.%p.json')}")
+    replaced(r, "--profile " + path("in-stat.%p.json"), "NVTXCORR_PROFILE=")
+    check("no summary" in r.err, r.err)
+    # stat inside: the outer --profile file is not written
+    r = nvtxcorr(env, "--profile", path("around.json"), launcher(env), "stat",
+                 env.prog("scn_driver"), "direct")
+    replaced(r, "stat replaces NVTXCORR_PROFILE=" + path("around.json"))
+    check(not os.path.exists(path("around.json")) and re.search(r"^add1 ", r.err, re.M), r.err)
+    # the same setting, or none inside: nothing replaced, nothing said, the outer file written
+    for inner in (f"--profile {path('same.json')}", "--log warn"):
+        r = nested(["--profile", path("same.json")], inner)
+        check(r.rc == 0 and " replaces " not in r.err and os.path.exists(path("same.json")),
+              f"{inner}: {r.err}")
+        os.unlink(path("same.json"))
+    shutil.rmtree(tmp)

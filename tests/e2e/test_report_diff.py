@@ -1,6 +1,8 @@
 """`nvtxcorr report --diff A B`: exact numbers on crafted summaries, each comparability
 warning, the --threshold exit status, a file against itself, and the summary's own fields it
-relies on (label_table, rank) from a real run."""
+relies on (label_table, rank) from a real run. Hostile sides (issue 31, case 12): counts past
+what a uint64_t holds, a `window` that is not an object, Kineto traces in a side's directory:
+one line per file, never a traceback, and the files that can be compared still are."""
 import json
 import os
 import re
@@ -195,3 +197,95 @@ def test_report_diff_by_context(env):
     check(out.index("layers.0 > mlp") < out.index("layers.0 > attn"), "largest change first")
     rc, _, _ = diff(env, "--by", "context", "--threshold", "50", a, b)
     check(rc == 1, f"--threshold 50 with one context 100% slower: rc {rc}")
+
+
+def one_error_each(err, files):
+    """Every stderr line is `nvtxcorr: error: FILE: why; left out`, one per file."""
+    check("Traceback" not in err, f"traceback:\n{err[-3000:]}")
+    named = [m[1] for m in re.finditer(r"^nvtxcorr: error: (.+?): .+; left out$", err, re.M)]
+    check(sorted(named) == sorted(files) and len(err.splitlines()) == len(files),
+          f"want one error for each of {files}:\n{err}")
+
+
+def hostile_sides(env, variants):
+    """Each variant (name, summary) against a good summary, alone and beside the good one:
+    one error, left out; exit status 2; beside the good one, the good ones still compared."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
+    a = write(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
+    for name, d in variants:
+        bad = write(tmp, f"{name}.json", d)
+        rc, out, err = diff(env, a, bad)
+        one_error_each(err, [bad])
+        check(rc == 2 and out == "", f"{name}: rc {rc}: {out}")
+        rc, out, err = diff(env, f"{a},{bad}", a)
+        one_error_each(err, [bad])
+        check(rc == 2 and table(out)["matmul"][:2] == ["100", "100"] and
+              "A (1 file) vs B (1 file)" in out, f"{name}: rc {rc}: {out}")
+    shutil.rmtree(tmp)
+
+
+@scenario
+def test_report_diff_huge_integers(env):
+    """Counts and times past 2^64-1 (JSON has no bound; the library writes uint64_t) are
+    refused as the file is read: the rates and percentages are floats, which they overflow.
+    2^64-1 itself is compared."""
+    def with_value(path, value):
+        d = summary({"matmul": (100, 1000000, 0)})
+        parent = d
+        for k in path[:-1]:
+            parent = parent[k]
+        parent[path[-1]] = value
+        return d
+    hostile_sides(env, [
+        ("cpu-ns-2e64", with_value(("labels", 0, "cpu_ns"), 1 << 64)),
+        ("cpu-ns-1e400", with_value(("labels", 0, "cpu_ns"), 10 ** 400)),
+        ("kernel-cpu-ns-1e30", with_value(("kernels", 0, "cpu_ns"), 10 ** 30)),
+        ("end-ns-1e400", with_value(("end_ns",), 10 ** 400)),
+        ("window-end-1e400", dict(summary({"matmul": (100, 1000000, 0)}, window=1),
+                                  window={"index": 1, "start_ns": 0, "end_ns": 10 ** 400}))])
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
+    top = (1 << 64) - 1
+    a = write(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
+    b = write(tmp, "b.json", dict(summary({"matmul": (100, top, 0)}, length=top - 10 * S)))
+    rc, out, err = diff(env, a, b, "--threshold", "5")
+    check(rc == 1 and "Traceback" not in err and "matmul is" in err, f"rc {rc}: {err}{out}")
+    shutil.rmtree(tmp)
+
+
+@scenario
+def test_report_diff_window_not_object(env):
+    """A `window` that is a list, a string or a number: the file is left out with one line."""
+    base = summary({"matmul": (100, 1000000, 0)})
+    hostile_sides(env, [(f"window-{i}", dict(base, window=w))
+                        for i, w in enumerate(([1, 2], "every", 3, True))])
+
+
+@scenario
+def test_report_diff_traces_beside_summaries(env):
+    """A side's directory holding Kineto traces (NVTXCORR_TRACE) beside the summaries: each
+    trace skipped with one note, the summaries compared; a directory of traces only has no
+    summary."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
+    for side in ("A", "B"):
+        os.mkdir(os.path.join(tmp, side))
+        for rank in (0, 1):
+            e = {"NVTXCORR_TRACE": os.path.join(tmp, side, "trace.%q{RANK}.json"),
+                 "NVTXCORR_PROFILE": os.path.join(tmp, side, "p.%q{RANK}.json"),
+                 "RANK": str(rank), "WORLD_SIZE": "2"}
+            env.run_ok([env.prog("scn_driver"), "threads", "5"], env=e)
+    rc, out, err = diff(env, os.path.join(tmp, "A"), os.path.join(tmp, "B"))
+    traces = sorted(os.path.join(tmp, s, f"trace.{r}.json") for s in "AB" for r in (0, 1))
+    notes = sorted(m[1] for m in re.finditer(
+        r"^nvtxcorr: note: --diff: (.+): a trace, not a summary; skipped$", err, re.M))
+    # (the runs' lengths differ as they will: a warning about that may come too)
+    others = [line for line in err.splitlines() if not line.startswith("nvtxcorr: note: ")
+              and not line.startswith("nvtxcorr: warn: --diff: windows of different length")]
+    check(rc == 0 and notes == traces and not others, f"rc {rc}: {err}")
+    rows = table(out)
+    check("A (2 files) vs B (2 files)" in out and rows["add1"][:2] == ["32", "32"], out)
+    os.mkdir(os.path.join(tmp, "T"))
+    os.rename(traces[0], os.path.join(tmp, "T", "trace.json"))
+    rc, out, err = diff(env, os.path.join(tmp, "T"), os.path.join(tmp, "B"))
+    check(rc == 2 and out == "" and re.search(r"^nvtxcorr: error: --diff: .*/T: no summary "
+                                              "there$", err, re.M), f"rc {rc}: {err}")
+    shutil.rmtree(tmp)

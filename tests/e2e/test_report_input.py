@@ -3,13 +3,16 @@ summary replaced by a value of the wrong type, removed, or made NaN, Infinity, a
 or nested thousands deep. Each malformed file gets one `nvtxcorr: error: FILE: why; left out`
 line and is left out, the good files are still reported, no run ends in a traceback, and the
 output is always JSON that a strict reader takes. Also the merge's own fields (issue 17,
-item 14): totals over several files, the process count of a merged file fed back."""
+item 14): totals over several files, the process count of a merged file fed back; and input
+that is well-formed but huge (issue 31, case 12): a trace's world size of 1e9, a file larger
+than the memory the report may take."""
 import copy
 import csv
 import io
 import json
 import os
 import re
+import resource
 import subprocess
 import tempfile
 
@@ -290,3 +293,69 @@ def test_gpu_percentiles(env):
         a = {e["label"]: (e["gpu_p50_ns"], e["gpu_p99_ns"]) for e in one[view] if e["gpu_kernels"]}
         b = {e["label"]: (e["gpu_p50_ns"], e["gpu_p99_ns"]) for e in both[view] if e["gpu_kernels"]}
         check(a == b, f"{view}: one run {a}, two {b}")
+
+
+# The address space the report gets in the tests below: Python and a small summary need a
+# tenth of it; a set of 1e9 ranks or a parse of the big file below need several times it.
+REPORT_MEMORY = 512 << 20
+
+
+def limited(*args, timeout=60):
+    """`nvtxcorr report ARGS` held to REPORT_MEMORY of address space and timeout seconds."""
+    def preexec():
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        resource.setrlimit(resource.RLIMIT_AS, (REPORT_MEMORY, hard))
+    r = subprocess.run([launcher_path, "report", *args], capture_output=True, text=True,
+                       preexec_fn=preexec, timeout=timeout)
+    check("Traceback" not in r.stderr, f"report {' '.join(args[:3])}...: traceback:\n"
+          f"{r.stderr[-3000:]}")
+    return r
+
+
+@scenario
+def test_report_by_rank_huge_world(env):
+    """--by rank on a trace whose world size is 1e9 (what WORLD_SIZE said; the library writes
+    up to 1e9): the missing ranks are runs, not a set of a billion, so the report takes no
+    more memory or time than for a world of 4."""
+    global launcher_path
+    launcher_path = launcher(env)
+    with tempfile.TemporaryDirectory() as tmp:
+        for rank in (0, 2):
+            e = {"NVTXCORR_TRACE": os.path.join(tmp, "t.%q{RANK}.json"),
+                 "NVTXCORR_PROFILE": os.path.join(tmp, "p.%q{RANK}.json"),
+                 "RANK": str(rank), "WORLD_SIZE": "1000000000"}
+            env.run_ok([env.prog("scn_driver"), "threads", "5"], env=e)
+        with open(os.path.join(tmp, "t.0.json")) as f:
+            check('"world_size": 1000000000}' in f.read(300), "the trace's world size")
+        files = [os.path.join(tmp, n) for n in ("p.0.json", "p.2.json", "t.0.json", "t.2.json")]
+        r = limited("--by", "rank", *files, timeout=30)
+        check(r.returncode == 0 and r.stderr == "nvtxcorr: warn: ranks missing: 1, 3-999999999 "
+              "(999999998 of world size 1000000000)\n", f"rc {r.returncode}: {r.stderr}")
+        check(r.stdout.splitlines()[1].split()[1:] == ["rank", "0", "rank", "2"], r.stdout)
+
+
+@scenario
+def test_report_big_file_memory_limit(env):
+    """A summary too big for the memory the report may take (30 MB of JSON that Python holds
+    in about 700 MB) is one error line and left out; the good file beside it is still
+    reported, by report and by --diff."""
+    global launcher_path
+    launcher_path = launcher(env)
+    _, sums, _ = profile_run(env, [env.prog("scn_driver"), "graphs"])
+    with tempfile.TemporaryDirectory() as tmp:
+        good, big = os.path.join(tmp, "good.json"), os.path.join(tmp, "big.json")
+        with open(good, "w") as f:
+            json.dump(next(iter(sums.values())), f)
+        with open(big, "w") as f:
+            f.write('{"labels": [], "kernels": [], "pad": [' + "{}," * 10000000 + "{}]}")
+        r = limited("--json", good, big)
+        check(r.returncode == 1 and re.fullmatch(
+            f"nvtxcorr: error: {re.escape(big)}: not enough memory to read its 28 MiB "
+            r"\(ulimit -v, or a container's limit\?\); left out\n", r.stderr),
+            f"rc {r.returncode}: {r.stderr}")
+        check(strict(r.stdout)["pid"] == next(iter(sums.values()))["pid"], r.stdout[:500])
+        r = limited("--diff", good, f"{good},{big}")
+        check(r.returncode == 2 and r.stderr.startswith(f"nvtxcorr: error: {big}: not enough "
+              "memory") and len(r.stderr.splitlines()) == 1 and
+              r.stdout.startswith("nvtxcorr: diff of CPU time, A (1 file) vs B (1 file)\n"),
+              f"rc {r.returncode}: {r.stderr}{r.stdout}")

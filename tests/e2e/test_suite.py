@@ -79,26 +79,53 @@ def test_suite_failure_output(env):
         check(what in full, f"{name}: {what!r} not in {m[1]}:\n{full[:2000]}")
 
 
-@scenario
-def test_suite_failure_summary(env):
-    """scripts/ctest_failures.py, which scripts/test runs after a failed ctest: at most 20
-    lines per failed test, the full output in the file it names."""
+def failure_summary(tests, jobs="-j1"):
+    """scripts/ctest_failures.py over a scratch project whose CMakeLists.txt adds tests (the
+    project's dir is PROJECT_DIR in them): its stdout's lines, and its exit status."""
     with tempfile.TemporaryDirectory() as tmp:
         project = os.path.join(tmp, "project")
         os.mkdir(project)
         with open(os.path.join(project, "CMakeLists.txt"), "w") as f:
-            f.write("cmake_minimum_required(VERSION 3.25)\nproject(t NONE)\nenable_testing()\n"
-                    'add_test(NAME long COMMAND sh -c "seq 1 500; exit 1")\n'
-                    "add_test(NAME fine COMMAND true)\n")
+            f.write("cmake_minimum_required(VERSION 3.25)\nproject(t NONE)\nenable_testing()\n" +
+                    tests)
         build = os.path.join(tmp, "build")
         subprocess.run(["cmake", "-S", project, "-B", build], check=True, capture_output=True)
-        p = subprocess.run(["ctest"], cwd=build, capture_output=True, text=True)
-        check(p.returncode != 0, f"ctest: {p.stdout}")
         p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "ctest_failures.py"),
-                            build], capture_output=True, text=True)
-        lines = p.stdout.splitlines()
-        check(p.returncode == 0 and 1 < len(lines) <= BUDGET_LINES and lines[-1] == "  500",
-              f"{len(lines)} lines: {p.stdout}{p.stderr}")
-        m = re.search(r"in full in (\S+\.txt):$", lines[0])
-        check(m and open(m[1]).read().split() == [str(i) for i in range(1, 501)], lines[0])
-        check("fine" not in p.stdout, p.stdout)
+                            build, "--", jobs], capture_output=True, text=True, timeout=120)
+        lines = p.stdout[p.stdout.find("\n--- "):].strip("\n").splitlines()
+        files = {}
+        for line in lines:
+            m = re.search(r"in full in (\S+\.txt):$", line)
+            if m:
+                files[m[1]] = open(m[1]).read()
+        return p.returncode, lines, files, p.stdout + p.stderr
+
+
+@scenario
+def test_suite_failure_summary(env):
+    """scripts/ctest_failures.py, which scripts/test runs ctest through: at most 20 lines per
+    failed test, the full output in the file it names, ctest's exit status."""
+    rc, lines, files, out = failure_summary(
+        'add_test(NAME long COMMAND sh -c "seq 1 500; exit 1")\n'
+        "add_test(NAME fine COMMAND true)\n")
+    check(rc == 8 and 1 < len(lines) <= BUDGET_LINES and lines[-1] == "  500",
+          f"rc {rc}, {len(lines)} lines: {out}")
+    check(re.match(r"--- long failed \(Failed\); last 17 of 500 lines, in full in ", lines[0]) and
+          list(files.values())[0].split() == [str(i) for i in range(1, 501)], lines[0])
+    check("fine" not in "\n".join(lines), out)
+
+
+@scenario
+def test_suite_failure_summary_beside_nested_ctest(env):
+    """A failed test's output is shown, and its file named, when a later test runs ctest in the
+    same build tree, as e2e.suite-timeouts does (`ctest --show-only` rewrites
+    Testing/Temporary/LastTest.log, where the failed test's output used to be read)."""
+    rc, lines, files, out = failure_summary(
+        'add_test(NAME bad COMMAND sh -c "echo the failure; exit 3")\n'
+        "add_test(NAME nested COMMAND ${CMAKE_CTEST_COMMAND} --show-only=json-v1 "
+        "WORKING_DIRECTORY ${CMAKE_BINARY_DIR})\n"
+        "set_tests_properties(nested PROPERTIES DEPENDS bad)\n", "-j2")
+    check(rc == 8 and len(lines) == 2 and
+          re.match(r"--- bad failed \(Failed\); output, in full in \S+/bad\.txt:$", lines[0])
+          and lines[1] == "  the failure", f"rc {rc}: {out}")
+    check(list(files.values()) == ["the failure\n"], f"{files}")
