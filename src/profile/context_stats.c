@@ -112,7 +112,8 @@ static int cut_gpu_table; /* the GPU table the rows read (nvtxcorr_prof_ctx_use_
 void nvtxcorr_prof_ctx_gpu(int table, uint32_t ctx, uint32_t site, uint64_t ns)
 {
     gpu_cell_t *cells = gpu_tables[table];
-    if (cells == NULL && (cells = gpu_tables[table] = calloc(GPU_SLOTS, sizeof *cells)) == NULL)
+    if (cells == NULL &&
+        (cells = gpu_tables[table] = nvtxcorr_prof_zalloc(GPU_SLOTS * sizeof *cells)) == NULL)
         return;
     size_t *used = &gpu_used_in[table];
     if (*used >= GPU_SLOTS / 2) ctx = NVTXCORR_CONTEXT_OTHER;
@@ -150,7 +151,8 @@ static node_cell_t *node_slot(uint64_t node)
 void nvtxcorr_prof_ctx_node_set(uint64_t node, uint32_t ctx)
 {
     pthread_mutex_lock(&node_lock);
-    if (node_cells != NULL || (node_cells = calloc(NODE_SLOTS, sizeof *node_cells)) != NULL)
+    if (node_cells != NULL ||
+        (node_cells = nvtxcorr_prof_zalloc(NODE_SLOTS * sizeof *node_cells)) != NULL)
         *node_slot(node) = (node_cell_t){node + 1, ctx};
     pthread_mutex_unlock(&node_lock);
 }

@@ -45,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -174,7 +175,7 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
         if (lent[i].buffer == NULL) slot = i;
     for (int i = 0; i < SPARE_BUFFERS && b == NULL && slot >= 0; i++)
         if (spare[i]) b = spare[i], spare[i] = NULL;
-    if (b == NULL && slot >= 0) fresh = b = aligned_alloc(8, BUFFER_BYTES);
+    if (b == NULL && slot >= 0) fresh = b = nvtxcorr_prof_zalloc(BUFFER_BYTES);
     if (b) lent[slot].buffer = b, lent[slot].generation = generation;
     pthread_mutex_unlock(&spare_lock);
     /* A fresh buffer's pages are touched here, while nvtxcorr's own time is counted, rather
@@ -197,7 +198,7 @@ static void give_back(uint8_t *b)
     for (int i = 0; i < SPARE_BUFFERS && b && ours; i++)
         if (spare[i] == NULL) spare[i] = b, b = NULL;
     pthread_mutex_unlock(&spare_lock);
-    if (ours) free(b);
+    if (ours && b) munmap(b, BUFFER_BYTES);
 }
 
 /* Starts a flush generation; returns it. */

@@ -40,7 +40,7 @@ int nvtxcorr_prof_gpu_held_here(void)
 /* PENDING_MAX: operations waiting for their correlation record. CUPTI may give back a buffer
  * of kernel records before the buffer that holds their launches' API and correlation records
  * (which fills more slowly): a graph of a thousand kernels replayed a few dozen times can wait
- * at once. 64K entries (4.5 MiB, calloc'd: pages are touched only as entries are used). */
+ * at once. 64K entries (4.5 MiB, mapped: pages are touched only as entries are used). */
 enum { CORR_SLOTS = 1 << 17, PENDING_MAX = 1 << 16, OPEN_REPLAYS = 64, NAME_BUCKETS = 4096 };
 typedef struct corr_slot {
     _Atomic uint32_t corr;
@@ -101,19 +101,19 @@ static inline int windows(void)
 
 static int alloc_set(prof_gpu_t *g)
 {
-    g->by_launch = calloc(PROF_MAX_SITES, sizeof *g->by_launch);
-    g->by_kernel = calloc(PROF_MAX_SITES, sizeof *g->by_kernel);
-    g->replays = calloc(PROF_MAX_SITES, sizeof *g->replays);
-    g->launch_hist = calloc(PROF_MAX_SITES, sizeof *g->launch_hist);
-    g->kernel_hist = calloc(PROF_MAX_SITES, sizeof *g->kernel_hist);
+    g->by_launch = nvtxcorr_prof_zalloc(PROF_MAX_SITES * sizeof *g->by_launch);
+    g->by_kernel = nvtxcorr_prof_zalloc(PROF_MAX_SITES * sizeof *g->by_kernel);
+    g->replays = nvtxcorr_prof_zalloc(PROF_MAX_SITES * sizeof *g->replays);
+    g->launch_hist = nvtxcorr_prof_zalloc(PROF_MAX_SITES * sizeof *g->launch_hist);
+    g->kernel_hist = nvtxcorr_prof_zalloc(PROF_MAX_SITES * sizeof *g->kernel_hist);
     return g->by_launch && g->by_kernel && g->replays && g->launch_hist && g->kernel_hist ? 0 : -1;
 }
 
 int nvtxcorr_prof_gpu_init(void)
 {
     int want = nvtxcorr_prof_windows();
-    corr_map = calloc(CORR_SLOTS, sizeof *corr_map);
-    pending = calloc(PENDING_MAX, sizeof *pending);
+    corr_map = nvtxcorr_prof_zalloc(CORR_SLOTS * sizeof *corr_map);
+    pending = nvtxcorr_prof_zalloc(PENDING_MAX * sizeof *pending);
     if (alloc_set(&nvtxcorr_prof_gpu) != 0 || corr_map == NULL || pending == NULL) return -1;
     if (want && (alloc_set(&window_sets[0]) != 0 || alloc_set(&window_sets[1]) != 0)) return -1;
     atomic_store_explicit(&windows_on, want, memory_order_release);
@@ -155,7 +155,7 @@ static void add(prof_gpu_stat_t *s, uint64_t ns)
  * the GPU cost its 1.2 KiB. Without memory for one, that site's rows have no percentiles. */
 static void add_hist(uint64_t **slot, uint64_t ns)
 {
-    if (*slot == NULL) *slot = calloc(PROF_BUCKETS, sizeof **slot);
+    if (*slot == NULL) *slot = nvtxcorr_prof_alloc(PROF_BUCKETS * sizeof **slot);
     if (*slot != NULL) (*slot)[prof_bucket(ns)]++;
 }
 
@@ -220,7 +220,7 @@ static void replay_done(const open_replay_t *r)
         g = &window_sets[w & 1];
     }
     prof_gpu_replays_t **slot = &g->replays[r->site];
-    if (*slot == NULL && (*slot = calloc(1, sizeof **slot)) == NULL) return;
+    if (*slot == NULL && (*slot = nvtxcorr_prof_alloc(sizeof **slot)) == NULL) return;
     prof_gpu_replays_t *p = *slot;
     add(&p->time, r->ns);
     p->ops += r->ops;

@@ -166,6 +166,10 @@ const prof_intern_entry_t *nvtxcorr_prof_intern_find(const prof_intern_t *t, con
 const prof_intern_entry_t *nvtxcorr_prof_intern_add(prof_intern_t *t, const char *key, void *value);
 /* pages.c: zeroed, never freed, async-signal-safe (mmap): per-thread state. */
 void *nvtxcorr_prof_zalloc(size_t size);
+/* Small zeroed blocks for the process's life, and a copy of s there (pages.c): NULL without
+ * memory. */
+void *nvtxcorr_prof_alloc(size_t size);
+char *nvtxcorr_prof_strdup(const char *s);
 
 /* ---- program context (context_stats.c; docs/profile.md, Context) ---- */
 prof_ctx_cell_t *nvtxcorr_prof_ctx_cell_slow(prof_thread_t *t, uint32_t ctx, uint32_t site);

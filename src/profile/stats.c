@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,12 +48,20 @@ static void *lookup(const prof_intern_t *t, const char *key)
     return e ? e->value : NULL;
 }
 
-/* "text\x1f" "category": two labels differ when either differs. */
-static char *join(const char *a, const char *b, const char *c)
+/* "text\x1f" "category": two labels differ when either differs. Written into *buf (a mapping
+ * of *cap bytes, replaced by a larger one as needed; under intern_lock): no malloc, which a
+ * signal handler calling exit() may have interrupted on this thread (pages.c). */
+static char *join(char **buf, size_t *cap, const char *a, const char *b, const char *c)
 {
     size_t la = strlen(a), lb = b ? strlen(b) : 0, lc = c ? strlen(c) : 0;
-    char *s = malloc(la + lb + lc + 3);
-    if (s == NULL) return NULL;
+    if (la + lb + lc + 3 > *cap) {
+        size_t want = (la + lb + lc + 3 + 4095) & ~(size_t)4095;
+        char *bigger = nvtxcorr_prof_zalloc(want);
+        if (bigger == NULL) return NULL;
+        if (*buf) munmap(*buf, *cap);
+        *buf = bigger, *cap = want;
+    }
+    char *s = *buf;
     memcpy(s, a, la);
     s[la] = '\x1f';
     if (lb) memcpy(s + la + 1, b, lb);
@@ -64,24 +73,24 @@ static char *join(const char *a, const char *b, const char *c)
 
 static prof_label_t *label_intern(const char *text, const char *category)
 {
-    char *key = join(text, category, NULL);
+    static char *buf;
+    static size_t cap;
+    char *key = join(&buf, &cap, text, category, NULL);
     if (key == NULL) return NULL;
     prof_label_t *l = lookup(&labels, key);
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_relaxed);
-    if (l == NULL && n < PROF_MAX_SITES && (l = calloc(1, sizeof *l)) != NULL) {
+    if (l == NULL && n < PROF_MAX_SITES && (l = nvtxcorr_prof_alloc(sizeof *l)) != NULL) {
         l->id = n;
-        l->text = strdup(text);
-        l->category = category ? strdup(category) : NULL;
+        l->text = nvtxcorr_prof_strdup(text);
+        l->category = category ? nvtxcorr_prof_strdup(category) : NULL;
         if (l->text == NULL || (category && l->category == NULL) ||
             nvtxcorr_prof_intern_add(&labels, key, l) == NULL) {
-            free(l);
-            l = NULL;
+            l = NULL; /* out of memory: what was taken stays taken */
         } else {
             atomic_store_explicit(&nvtxcorr_prof_labels[n], l, memory_order_release);
             atomic_store_explicit(&nvtxcorr_prof_label_count, n + 1, memory_order_release);
         }
     }
-    free(key);
     return l;
 }
 
@@ -122,12 +131,12 @@ static nvtxcorr_profile_site_t *site_new(int graph, const char *name, const char
 {
     uint32_t n = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_relaxed);
     if (n >= PROF_MAX_SITES) return over_limit(graph);
-    nvtxcorr_profile_site_t *s = calloc(1, sizeof *s);
+    nvtxcorr_profile_site_t *s = nvtxcorr_prof_alloc(sizeof *s);
     if (s == NULL) return NULL;
     s->id = n;
     s->graph = graph;
-    s->name = strdup(name);
-    s->function = strdup(function);
+    s->name = nvtxcorr_prof_strdup(name);
+    s->function = nvtxcorr_prof_strdup(function);
     if (s->name == NULL || s->function == NULL) return NULL; /* leaked: out of memory anyway */
     s->label_id = group ? group->id : PROF_NO_LABEL;
     atomic_store_explicit(&s->spill_gen,
@@ -153,18 +162,18 @@ nvtxcorr_profile_site_t *nvtxcorr_prof_site_intern(int graph, const char *name,
 {
     const char *text = label ? label->text : NULL;
     const char *category = label ? nvtxcorr_category_name(label->attr.category) : NULL;
-    char *key = join(graph ? "g" : name, text ? text : "\x1e-", category);
-    if (key == NULL) return NULL;
+    static char *buf;
+    static size_t cap;
     pthread_mutex_lock(&intern_lock);
-    nvtxcorr_profile_site_t *s = lookup(&sites, key);
-    if (s == NULL && (s = over_limit(graph)) == NULL) {
+    char *key = join(&buf, &cap, graph ? "g" : name, text ? text : "\x1e-", category);
+    nvtxcorr_profile_site_t *s = key ? lookup(&sites, key) : NULL;
+    if (key && s == NULL && (s = over_limit(graph)) == NULL) {
         prof_label_t *group = text ? label_intern(text, category) : NULL;
         s = site_new(graph, name, function, group);
         if (s && s->id > PROF_OTHER_GRAPHS_SITE && nvtxcorr_prof_intern_add(&sites, key, s) == NULL)
             s = NULL;
     }
     pthread_mutex_unlock(&intern_lock);
-    free(key);
     nvtxcorr_prof_devices_ask(); /* once, at the first launch */
     return s;
 }

@@ -460,7 +460,7 @@ void nvtxcorr_prof_trace_window(unsigned index, const char *reason, uint64_t sta
 /* The constant part of a site's events (the form's prefix), made once per site. */
 void nvtxcorr_prof_trace_prefix(nvtxcorr_profile_site_t *s, const char *label, const char *category)
 {
-    char *p = malloc(3200);
+    char *p = nvtxcorr_prof_alloc(3200); /* at a first launch: no malloc (pages.c) */
     if (p == NULL) return;
     s->trace_prefix_len = form->prefix(p, s, label, category);
     s->trace_prefix = p;

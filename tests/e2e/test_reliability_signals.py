@@ -35,8 +35,9 @@ def test_config_booleans_not_understood(env):
     check("NVTXCORR_GRAPH_MARKS" not in quiet.err and quiet.marks() == [], quiet.err)
 
 
-def trials(env, mode, n, extra=None, tool=True, timeout=240):
-    """Runs scn_signals' trial mode; returns (run, trials, hung, wrong)."""
+def trials(env, mode, n, extra=None, tool=True, timeout=240, **kwargs):
+    """Runs scn_signals' trial mode; returns (run, trials, hung, wrong). kwargs go to
+    env.run_ok."""
     extra = dict(extra or {})
     # Under TSan (e2e.tsan): exit() called from a signal handler makes the whole exit path
     # "inside a signal", which TSan's signal-unsafe report flags by design.
@@ -44,7 +45,7 @@ def trials(env, mode, n, extra=None, tool=True, timeout=240):
     if tsan:
         extra["TSAN_OPTIONS"] = tsan + ":report_signal_unsafe=0"
     run = env.run_ok([env.prog("scn_signals"), mode, str(n)], env=extra, tool=tool,
-                     timeout=timeout, balanced=False)
+                     timeout=timeout, balanced=False, **kwargs)
     m = re.search(r"^trials (\d+) hung (\d+) wrong (\d+)$", run.out, re.M)
     check(m, f"{mode}: {run.out[-2000:]}\n{run.err[-2000:]}")
     return run, int(m[1]), int(m[2]), int(m[3])
@@ -103,6 +104,29 @@ def test_exit_from_signal_handler(env):
         check(len(sums) == done and all(s["gpu_time"] for s in sums),
               f"{len(sums)} summaries for {done} trials, GPU time in "
               f"{sum(1 for s in sums if s['gpu_time'])}")
+
+
+@scenario
+def test_exit_from_signal_handler_inside_an_allocation(env):
+    """exit() from the program's SIGTERM handler that interrupted nvtxcorr's own allocation
+    (a kernel's first histogram, made while CUPTI's buffers are processed on the launching
+    thread), and the program's clean-up then launches a kernel: the exit path must allocate
+    nothing that waits for glibc's arena lock. slow_alloc.c makes nvtxcorr's allocations hold
+    a lock that every allocation takes (the arena lock, held long), so that the signal lands
+    inside one. CUPTI's buffer request at the clean-up's launch waited for it forever (3 of 3
+    trials hung; 19 of 95 in the probe, by chance). 10 trials."""
+    if os.environ.get("TSAN_OPTIONS"):
+        return  # as in test_exit_from_signal_handler: the flush helper's bound under TSan
+    slow = env.prog("libslow_alloc.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        run, done, hung, wrong = trials(env, "exit-in-handler", 10, {
+            "NVTXCORR_PROFILE": os.path.join(tmp, "p.%p.json"), "NVTXCORR_GPU": "1",
+            "NVTXCORR_CUPTI_LIBRARY": os.path.join(env.fakes, "libfake_cupti.so"),
+            "FAKECUPTI_BUFFER_RECORDS": "1", "SCN_ATEXIT_LAUNCH": "1", "SLOWALLOC_MS": "20",
+            "SLOWALLOC_MIN": "512", "SLOWALLOC_FROM": "libnvtxcorr", "SLOWALLOC_LOCK": "1"},
+            tool=False, preload_value=f"{slow}:{env.lib}")
+        check_trials(run, 10, done, hung, wrong, "profile mode with CUPTI, allocations held")
+        check(len(summaries(tmp)) == done, f"{len(summaries(tmp))} summaries for {done} trials")
 
 
 @scenario

@@ -10,7 +10,9 @@
  *                      binaries), then loops: graph instantiate, launch, destroy, the first
  *                      launch of a new kernel (made before the loop), a known launch. Once
  *                      it is in the loop, the parent waits 0-1 ms and sends SIGTERM. A child
- *                      that exits with 3 is fine. Prints "trials N hung H wrong W".
+ *                      that exits with 3 is fine. Prints "trials N hung H wrong W". With
+ *                      SCN_ATEXIT_LAUNCH=1 the atexit handler also launches add1 after the
+ *                      unload (a program's clean-up that runs kernels).
  *
  *   fresh-thread N     N children; each launches add1 on its main thread, then starts a thread
  *                      that has never launched and loops malloc/free; SIGUSR1 (blocked on
@@ -220,6 +222,7 @@ static void exit_from_handler(int sig)
 static void unload_at_exit(void)
 {
     cuModuleUnload(spare);
+    if (getenv("SCN_ATEXIT_LAUNCH")) launch(add1);
 }
 
 static int exit_child(const char *fd)
