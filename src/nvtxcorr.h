@@ -81,6 +81,10 @@ void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf,
 struct nvtxcorr_label_error;
 void nvtxcorr_log_label_error(void *ctx, const struct nvtxcorr_label_error *error);
 #define NVTXCORR_LOG_ON(level) ((level) <= nvtxcorr_config.log_level)
+/* "nvtxcorr: warn: ..." whatever NVTXCORR_LOG says (silent only in secure execution), for what
+ * a user must hear unasked: a bound that made nvtxcorr drop names, a copy that stands aside. It
+ * may come before initialisation, when the level is not read yet. */
+void nvtxcorr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Every write nvtxcorr makes to a file (diagnostics, summary, trace): all of buf, retrying
  * EINTR; returns 0, or the errno that stopped it. A write past RLIMIT_FSIZE raises SIGXFSZ,
  * whose default action kills the process: it is blocked on the calling thread for the
