@@ -243,7 +243,8 @@ __attribute__((constructor)) static void context_injection_early(void)
     int want = v && strcasecmp(v, "nvtx") == 0;
     for (const char *p = w; p && *p && !want; p++)
         want = (p == w || p[-1] == ',') && strncasecmp(p, "nvtx:", 5) == 0;
-    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH"))) return;
+    /* A copy that stands aside (another came first: resolve.c) names nothing; the first does. */
+    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH")) || nvtxcorr_first_copy()) return;
     Dl_info self;
     if (dladdr((const void *)context_injection_early, &self) && self.dli_fname &&
         self.dli_fname[0] == '/')

@@ -171,6 +171,13 @@ struct link_map *nvtxcorr_object_of(const void *addr);
 void *nvtxcorr_lookup_in(struct link_map *m, const char *name);
 /* A real symbol: RTLD_NEXT from us, then every loaded object (finds RTLD_LOCAL libraries). */
 void *nvtxcorr_find_real(const char *name);
+/* Another copy of nvtxcorr loaded first in the process (resolve.c): its path, or NULL when this
+ * copy is the first or the only one. A copy that is not the first stands aside: every hook a
+ * plain forward, nothing written but one warning (init.c). Its own path, and a symbol of the
+ * first copy (NULL when this copy is the first). */
+const char *nvtxcorr_first_copy(void);
+const char *nvtxcorr_this_copy(void);
+void *nvtxcorr_first_copy_lookup(const char *name);
 /* Whether resolvers hand out hooks now (resolve.c): active, or another thread initialising. */
 int nvtxcorr_hand_out_hooks(void);
 /* Wraps a driver function the caller obtained from a resolver for `public_name` (procaddr.c).

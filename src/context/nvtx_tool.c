@@ -526,6 +526,11 @@ NVTXCORR_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportT
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
     if (getExportTable == NULL) return 0;
+    if (nvtxcorr_first_copy() != NULL) { /* this copy stands aside: the first one is the tool */
+        int (*first)(NvtxGetExportTableFunc_t) = (int (*)(
+            NvtxGetExportTableFunc_t))nvtxcorr_first_copy_lookup("InitializeInjectionNvtx2");
+        return first ? first(getExportTable) : 0;
+    }
     if (ours((const void *)getExportTable)) {
         atomic_store_explicit(&nvtxcorr_nvtx_refused_self, 1, memory_order_relaxed);
         return 0;
