@@ -67,25 +67,6 @@ static int secure_execution(void)
     return getauxval(AT_SECURE) != 0;
 }
 
-/* NVTXCORR_WINDOW_SIGNAL: a name (SIGUSR1, USR1) or a number; SIGUSR2 when unset. */
-static int window_signal(const char *v)
-{
-    static const struct {
-        const char *name;
-        int sig;
-    } names[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2},   {"HUP", SIGHUP},
-                 {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"PROF", SIGPROF}};
-    if (!strncasecmp(v, "SIG", 3)) v += 3;
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
-        if (!strcasecmp(v, names[i].name)) return names[i].sig;
-    char *end;
-    long n = strtol(v, &end, 10);
-    if (end != v && !*end && n > 0 && n < 32 && n != SIGKILL && n != SIGSTOP && n != SIGSEGV &&
-        n != SIGBUS && n != SIGFPE && n != SIGILL && n != SIGTERM && n != SIGINT)
-        return (int)n;
-    return -1;
-}
-
 int nvtxcorr_config_disabled(void)
 {
     return secure_execution() || !truthy(secure_getenv(NVTXCORR_ENV_ENABLE));
@@ -202,14 +183,16 @@ void nvtxcorr_config_read(void)
         }
     }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_WINDOW_SIGNAL))) != NULL) {
-        int sig = window_signal(v);
-        if (sig < 0)
-            nvtxcorr_log(NVTXCORR_LOG_ERROR,
-                         "NVTXCORR_WINDOW_SIGNAL=%s: not a signal a window can use (USR1, USR2, "
-                         "or a number); using SIGUSR2",
-                         v);
-        else
+        char why[200];
+        int sig = nvtxcorr_window_signal(v, why, sizeof why);
+        if (sig > 0) {
             c.window_signal = sig;
+        } else { /* the launcher's check-window refuses the same value before the run */
+            int signal_windows = c.window_kind == NVTXCORR_WINDOW_SIGNAL;
+            nvtxcorr_log(NVTXCORR_LOG_ERROR, "NVTXCORR_WINDOW_SIGNAL=%s: %s; %s", v, why,
+                         signal_windows ? "no windows (one summary for the whole run)" : "ignored");
+            if (signal_windows) c.window_kind = NVTXCORR_WINDOW_NONE;
+        }
     }
     if ((v = nonempty(secure_getenv(NVTXCORR_ENV_CONTEXT))) != NULL) {
         if (!strcasecmp(v, "nvtx"))
@@ -243,7 +226,8 @@ __attribute__((constructor)) static void context_injection_early(void)
     int want = v && strcasecmp(v, "nvtx") == 0;
     for (const char *p = w; p && *p && !want; p++)
         want = (p == w || p[-1] == ',') && strncasecmp(p, "nvtx:", 5) == 0;
-    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH"))) return;
+    /* A copy that stands aside (another came first: resolve.c) names nothing; the first does. */
+    if (!want || nonempty(getenv("NVTX_INJECTION64_PATH")) || nvtxcorr_first_copy()) return;
     Dl_info self;
     if (dladdr((const void *)context_injection_early, &self) && self.dli_fname &&
         self.dli_fname[0] == '/')

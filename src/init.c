@@ -195,6 +195,17 @@ static void initialise_here(void *unused)
 static void initialise(void)
 {
     initialising = 1;
+    const char *first;
+    if (!nvtxcorr_config_disabled() && (first = nvtxcorr_first_copy()) != NULL) {
+        /* Another copy of the library came first (resolve.c): this one reads no setting and
+         * writes nothing but this line, and every hook forwards, so each launch gets the first
+         * copy's one range and the process one summary. */
+        nvtxcorr_warn("another copy of nvtxcorr at %s is active; this one (%s) stands aside", first,
+                      nvtxcorr_this_copy());
+        nvtxcorr_set_mode(NVTXCORR_MODE_PASSTHROUGH);
+        initialising = 0;
+        return;
+    }
     nvtxcorr_config_read();
     if (nvtxcorr_config.enabled)
         nvtxcorr_on_slow_stack(initialise_here, NULL);

@@ -16,10 +16,8 @@
 enum { MESSAGE_CAP = 200 };
 static _Atomic unsigned messages;
 
-void nvtxcorr_log(int level, const char *fmt, ...)
+static void vlog(const char *level, const char *fmt, va_list ap)
 {
-    static const char *const names[] = {"error", "warn", "info", "debug"};
-    if (!NVTXCORR_LOG_ON(level)) return;
     unsigned n = atomic_fetch_add_explicit(&messages, 1, memory_order_relaxed);
     if (n > MESSAGE_CAP) return;
     int saved = errno;
@@ -31,16 +29,32 @@ void nvtxcorr_log(int level, const char *fmt, ...)
         /* Kernel names, paths and table text in a message may hold control bytes: they are
          * shown as \xNN, so one message stays one line and drives no terminal. */
         char raw[sizeof buf];
-        va_list ap;
-        va_start(ap, fmt);
         vsnprintf(raw, sizeof raw, fmt, ap);
-        va_end(ap);
-        len = snprintf(buf, sizeof buf, "nvtxcorr: %s: ", names[level]);
+        len = snprintf(buf, sizeof buf, "nvtxcorr: %s: ", level);
         len += (int)nvtxcorr_escape_controls(buf + len, sizeof buf - (size_t)len - 1, raw);
         buf[len++] = '\n';
     }
     nvtxcorr_write_full(STDERR_FILENO, buf, (size_t)len);
     errno = saved;
+}
+
+void nvtxcorr_log(int level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warn", "info", "debug"};
+    if (!NVTXCORR_LOG_ON(level)) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(names[level], fmt, ap);
+    va_end(ap);
+}
+
+void nvtxcorr_warn(const char *fmt, ...)
+{
+    if (nvtxcorr_config.log_level == NVTXCORR_LOG_SILENT) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vlog("warn", fmt, ap);
+    va_end(ap);
 }
 
 int nvtxcorr_write_full(int fd, const void *buf, size_t len)

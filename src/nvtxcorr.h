@@ -81,6 +81,10 @@ void nvtxcorr_log(int level, const char *fmt, ...) __attribute__((format(printf,
 struct nvtxcorr_label_error;
 void nvtxcorr_log_label_error(void *ctx, const struct nvtxcorr_label_error *error);
 #define NVTXCORR_LOG_ON(level) ((level) <= nvtxcorr_config.log_level)
+/* "nvtxcorr: warn: ..." whatever NVTXCORR_LOG says (silent only in secure execution), for what
+ * a user must hear unasked: a bound that made nvtxcorr drop names, a copy that stands aside. It
+ * may come before initialisation, when the level is not read yet. */
+void nvtxcorr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Every write nvtxcorr makes to a file (diagnostics, summary, trace): all of buf, retrying
  * EINTR; returns 0, or the errno that stopped it. A write past RLIMIT_FSIZE raises SIGXFSZ,
  * whose default action kills the process: it is blocked on the calling thread for the
@@ -167,6 +171,13 @@ struct link_map *nvtxcorr_object_of(const void *addr);
 void *nvtxcorr_lookup_in(struct link_map *m, const char *name);
 /* A real symbol: RTLD_NEXT from us, then every loaded object (finds RTLD_LOCAL libraries). */
 void *nvtxcorr_find_real(const char *name);
+/* Another copy of nvtxcorr loaded first in the process (resolve.c): its path, or NULL when this
+ * copy is the first or the only one. A copy that is not the first stands aside: every hook a
+ * plain forward, nothing written but one warning (init.c). Its own path, and a symbol of the
+ * first copy (NULL when this copy is the first). */
+const char *nvtxcorr_first_copy(void);
+const char *nvtxcorr_this_copy(void);
+void *nvtxcorr_first_copy_lookup(const char *name);
 /* Whether resolvers hand out hooks now (resolve.c): active, or another thread initialising. */
 int nvtxcorr_hand_out_hooks(void);
 /* Wraps a driver function the caller obtained from a resolver for `public_name` (procaddr.c).

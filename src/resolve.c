@@ -174,6 +174,56 @@ void *nvtxcorr_claim_nowait(nvtxcorr_slot_id_t id, void *real)
     return claim_slot(id, real);
 }
 
+/* Two copies of this library in one process (a pip-installed one and a packaged one, both
+ * in LD_PRELOAD, or one preloaded and another dlopened) both hooked every launch: the first
+ * copy's hook found the second's as its "real" function, so each launch got two nested
+ * ranges, and profile mode wrote two summaries. One copy must stand aside. The marker is an
+ * exported symbol that only nvtxcorr defines, looked up with dlsym(RTLD_DEFAULT): the loader
+ * answers with the first definition in the global scope, the same order in which the
+ * program's own calls bind to a copy's hooks, so the copy that sees the calls first is the
+ * one that finds itself, every copy gets the same answer without talking to the others, and
+ * it holds in a forked child. An environment variable would leak into exec'd children (whose
+ * copies start afresh), and a shared-memory name keyed by pid needs a file, cleaned up, and
+ * lets a race pick the winner. A copy loaded RTLD_LOCAL finds the global one first (then it
+ * stands aside), or none (then it is alone there). Copies older than the marker are not seen. */
+NVTXCORR_EXPORT const char nvtxcorr_copy_marker[] = "nvtxcorr";
+
+static const char *path_of(const void *addr)
+{
+    Dl_info info;
+    return dladdr(addr, &info) && info.dli_fname ? info.dli_fname : "?";
+}
+
+const char *nvtxcorr_first_copy(void)
+{
+    /* 0: not asked yet; 1: this copy is the first (or the only one); 2: another is. */
+    static _Atomic int state;
+    static const void *_Atomic first;
+    int s = atomic_load_explicit(&state, memory_order_acquire);
+    if (s == 0) {
+        const void *m = nvtxcorr_real_dlsym(RTLD_DEFAULT, "nvtxcorr_copy_marker");
+        /* By object, not address: the name nvtxcorr_copy_marker, exported, would bind to the
+         * first copy's definition here too. */
+        s = m != NULL && nvtxcorr_object_of(m) != self_map() ? 2 : 1;
+        atomic_store_explicit(&first, m, memory_order_relaxed);
+        atomic_store_explicit(&state, s, memory_order_release);
+    }
+    return s == 2 ? path_of(atomic_load_explicit(&first, memory_order_relaxed)) : NULL;
+}
+
+const char *nvtxcorr_this_copy(void)
+{
+    return path_of((const void *)nvtxcorr_this_copy); /* hidden: always this copy's */
+}
+
+void *nvtxcorr_first_copy_lookup(const char *name)
+{
+    if (nvtxcorr_first_copy() == NULL) return NULL;
+    struct link_map *m =
+        nvtxcorr_object_of(nvtxcorr_real_dlsym(RTLD_DEFAULT, "nvtxcorr_copy_marker"));
+    return m ? nvtxcorr_lookup_in(m, name) : NULL;
+}
+
 void nvtxcorr_describe_paths(char *buf, size_t size)
 {
     Dl_info drv = {0}, rt = {0};

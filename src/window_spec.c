@@ -1,10 +1,11 @@
-/* The NVTXCORR_WINDOW value's grammar, apart from config.c so that the launcher checks a
- * value with the very parser the library uses (nvtxcorr-tool check-window) before a long run.
- * No state, no allocation. */
+/* The NVTXCORR_WINDOW and NVTXCORR_WINDOW_SIGNAL values' grammar, apart from config.c so that
+ * the launcher checks a value with the very parser the library uses (nvtxcorr-tool
+ * check-window) before a long run. No state, no allocation. */
 #define _GNU_SOURCE
 #include "window_spec.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,4 +92,74 @@ int nvtxcorr_window_spec(const char *v, nvtxcorr_window_spec_t *c, char *why, si
     c->delay_ns = delay;
     c->count = (unsigned)count;
     return 0;
+}
+
+/* Every signal a window might be asked for, and why it cannot be one (NULL: it can). A window
+ * signal toggles windows each time it arrives, so it must come only from whoever sends it on
+ * purpose: nvtxcorr's own (whose handler would stand in the way, and then the warning would
+ * blame the program), and signals the kernel, the C library or the terminal raise for their
+ * own reasons, are refused. */
+static const struct {
+    const char *name;
+    int sig;
+    const char *why;
+} signals[] = {
+    {"HUP", SIGHUP,
+     "profile mode's own handler takes SIGHUP (it writes the outputs and ends "
+     "the process)"},
+    {"INT", SIGINT,
+     "profile mode's own handler takes SIGINT (it writes the outputs and ends "
+     "the process)"},
+    {"TERM", SIGTERM,
+     "profile mode's own handler takes SIGTERM (it writes the outputs and "
+     "ends the process)"},
+    {"KILL", SIGKILL, "SIGKILL cannot be caught"},
+    {"STOP", SIGSTOP, "SIGSTOP cannot be caught"},
+    {"ABRT", SIGABRT, "abort() raises SIGABRT: the process is ending"},
+    {"PIPE", SIGPIPE, "the kernel raises SIGPIPE at every write to a closed pipe or socket"},
+    {"CHLD", SIGCHLD, "the kernel sends SIGCHLD each time a child process ends or stops"},
+    {"XFSZ", SIGXFSZ,
+     "the kernel raises SIGXFSZ at a write past the file-size limit "
+     "(nvtxcorr's own writes take theirs back)"},
+    {"SEGV", SIGSEGV, "SIGSEGV is a fault"},
+    {"BUS", SIGBUS, "SIGBUS is a fault"},
+    {"FPE", SIGFPE, "SIGFPE is a fault"},
+    {"ILL", SIGILL, "SIGILL is a fault"},
+    {"TRAP", SIGTRAP, "SIGTRAP is a debugger's"},
+    {"SYS", SIGSYS, "SIGSYS is a fault (a bad system call)"},
+    {"CONT", SIGCONT, "SIGCONT is job control (the shell sends it)"},
+    {"TSTP", SIGTSTP, "SIGTSTP is job control (the terminal sends it)"},
+    {"TTIN", SIGTTIN, "SIGTTIN is job control (the terminal sends it)"},
+    {"TTOU", SIGTTOU, "SIGTTOU is job control (the terminal sends it)"},
+    {"USR1", SIGUSR1, NULL},
+    {"USR2", SIGUSR2, NULL},
+    {"QUIT", SIGQUIT, NULL},
+    {"ALRM", SIGALRM, NULL},
+    {"VTALRM", SIGVTALRM, NULL},
+    {"PROF", SIGPROF, NULL},
+    {"URG", SIGURG, NULL},
+    {"WINCH", SIGWINCH, NULL},
+    {"IO", SIGIO, NULL},
+    {"PWR", SIGPWR, NULL},
+    {"XCPU", SIGXCPU, NULL},
+#ifdef SIGSTKFLT
+    {"STKFLT", SIGSTKFLT, NULL},
+#endif
+};
+
+int nvtxcorr_window_signal(const char *v, char *why, size_t size)
+{
+    const char *name = !strncasecmp(v, "SIG", 3) ? v + 3 : v;
+    char *end;
+    long n = strtol(v, &end, 10);
+    int number = end != v && !*end;
+    for (size_t i = 0; i < sizeof signals / sizeof *signals; i++) {
+        if (number ? n != signals[i].sig : strcasecmp(name, signals[i].name) != 0) continue;
+        if (signals[i].why == NULL) return signals[i].sig;
+        return snprintf(why, size, "%s", signals[i].why), -1;
+    }
+    return snprintf(why, size,
+                    "not a signal a window can use (USR1, USR2, or another name or "
+                    "number from 1 to 31)"),
+           -1;
 }

@@ -1,4 +1,5 @@
-/* NVTXCORR_WINDOW's grammar (window_spec.c): used by config.c and by nvtxcorr-tool. */
+/* NVTXCORR_WINDOW's and NVTXCORR_WINDOW_SIGNAL's grammar (window_spec.c): used by config.c
+ * and by nvtxcorr-tool. */
 #ifndef NVTXCORR_WINDOW_SPEC_H
 #define NVTXCORR_WINDOW_SPEC_H
 
@@ -22,5 +23,9 @@ typedef struct nvtxcorr_window_spec {
 
 /* Parses an NVTXCORR_WINDOW value: 0, or -1 with the reason in why. */
 int nvtxcorr_window_spec(const char *v, nvtxcorr_window_spec_t *spec, char *why, size_t size);
+
+/* Parses an NVTXCORR_WINDOW_SIGNAL value (a name, with or without SIG, or a number): the
+ * signal, or -1 with the reason in why (not a signal, or one a window cannot use). */
+int nvtxcorr_window_signal(const char *v, char *why, size_t size);
 
 #endif

@@ -286,9 +286,18 @@ int main(int argc, char **argv)
         nvtxcorr_window_spec_t spec;
         char why[320];
         if (argc != 3) return usage("check-window needs one NVTXCORR_WINDOW value");
-        if (nvtxcorr_window_spec(argv[2], &spec, why, sizeof why) == 0) return 0;
-        fprintf(stderr, "%s\n", why); /* the launcher says the rest */
-        return 2;
+        if (nvtxcorr_window_spec(argv[2], &spec, why, sizeof why) != 0) {
+            fprintf(stderr, "%s\n", why); /* the launcher says the rest */
+            return 2;
+        }
+        /* The signal a `signal` window toggles on, from the environment the run will have. */
+        const char *sig = getenv("NVTXCORR_WINDOW_SIGNAL");
+        if (spec.kind == NVTXCORR_WINDOW_SIGNAL && sig && *sig &&
+            nvtxcorr_window_signal(sig, why, sizeof why) < 0) {
+            fprintf(stderr, "NVTXCORR_WINDOW_SIGNAL=%s: %s\n", sig, why);
+            return 2;
+        }
+        return 0;
     }
     rest = calloc((size_t)argc, sizeof(*rest));
     if (!rest) return 1;

@@ -21,6 +21,10 @@ enum {
     NVTXCORR_CONTEXT_MAX_DEPTH = 32,    /* deeper ranges add no element */
     NVTXCORR_CONTEXT_MAX_PATHS = 65536, /* distinct paths, the root and [other] aside */
     NVTXCORR_CONTEXT_ELEMENT_MAX = 256, /* bytes of a path element (the range's message) */
+    /* Distinct NVTX domains and registered strings (nvtx_tool.c), each held once; past these
+     * every new one is the shared "[other]" (said once). */
+    NVTXCORR_CONTEXT_MAX_DOMAINS = 4096,
+    NVTXCORR_CONTEXT_MAX_STRINGS = 65536,
     NVTXCORR_CONTEXT_IDS = NVTXCORR_CONTEXT_MAX_PATHS + 2,
     /* A replayed kernel's path: the launch's live path, the graph's label, the node's capture
      * path (each bounded), cut here. */

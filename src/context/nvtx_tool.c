@@ -17,7 +17,8 @@
  * Hostile input is counted, never trusted (context.h): a message is read up to the element's
  * bound only (a 10 MB message costs what a 256-byte one does), bytes that are not UTF-8 are
  * written as \xNN, a pop with nothing open is ignored, a push past the depth bound adds no
- * element but is still matched by its pop. */
+ * element but is still matched by its pop; a domain or string registered again is the same
+ * handle, and past their bounds new ones share one (the interned handles, below). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fnmatch.h>
@@ -35,23 +36,19 @@ nvtxcorr_context_counts_t nvtxcorr_context_counts;
 #define MAGIC_DOMAIN 0x6e637844u /* "Dxcn" */
 #define MAGIC_STRING 0x6e637853u
 
-/* The opaque handle types of nvToolsExt.h, given a body here: what the program gets from
- * nvtxDomainCreate* and nvtxDomainRegisterString* of an instance that loaded nvtxcorr. */
-struct nvtxDomainRegistration_st {
-    uint32_t magic;
-    int context; /* its ranges are context */
-    struct nvtxDomainRegistration_st *next;
-    char name[];
-};
-struct nvtxStringRegistration_st {
-    uint32_t magic;
-    uint32_t hash; /* nvtxcorr_context_hash of the element */
-    size_t len;    /* the element, already cut and escaped */
+/* What the program gets from nvtxDomainCreate* and nvtxDomainRegisterString* of an instance
+ * that loaded nvtxcorr: a pointer to one of these, cast to NVTX's opaque handle types (which it
+ * never looks into). One per distinct name, interned (below); never freed, so handles stay
+ * valid: NVTX has no way to unregister a string, and a destroyed domain may be another
+ * instance's too. */
+typedef struct entry {
+    uint32_t magic; /* MAGIC_DOMAIN or MAGIC_STRING */
+    uint32_t hash;  /* nvtxcorr_context_hash of the text */
+    size_t len;     /* the text, already cut and escaped as a path element */
+    int context;    /* a domain's: its ranges are context */
     char text[];
-};
+} entry_t;
 
-static pthread_mutex_t domain_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct nvtxDomainRegistration_st *domains; /* never freed: handles stay valid */
 static int default_is_context = 1;
 
 /* ---- which domains are context ---- */
@@ -203,7 +200,7 @@ static void from_attributes(element_t *e, const nvtxEventAttributes_t *a)
         from_wide(e, a->message.unicode);
         return;
     case NVTX_MESSAGE_TYPE_REGISTERED: {
-        const struct nvtxStringRegistration_st *s = a->message.registered;
+        const entry_t *s = (const entry_t *)a->message.registered;
         if (s != NULL && s->magic == MAGIC_STRING) {
             e->text = s->text, e->len = s->len, e->hash = s->hash;
             return;
@@ -241,10 +238,11 @@ static void tell(int push, const char *domain, const char *message)
 }
 
 /* ---- the stack ---- */
-static int push(nvtxDomainHandle_t d, const element_t *e)
+static int push(nvtxDomainHandle_t handle, const element_t *e)
 {
+    const entry_t *d = (const entry_t *)handle;
     if (d != NULL && d->magic != MAGIC_DOMAIN) return -1; /* not a handle of ours */
-    const char *dname = d ? d->name : "";
+    const char *dname = d ? d->text : "";
     int context = d ? d->context : default_is_context;
     nvtxcorr_context_thread_t *t = &nvtxcorr_context_self;
     int level = (int)t->depth;
@@ -260,8 +258,9 @@ static int push(nvtxDomainHandle_t d, const element_t *e)
     return level;
 }
 
-static int pop(nvtxDomainHandle_t d)
+static int pop(nvtxDomainHandle_t handle)
 {
+    const entry_t *d = (const entry_t *)handle;
     if (d != NULL && d->magic != MAGIC_DOMAIN) return -1;
     int context = d ? d->context : default_is_context;
     const char *message = NULL;
@@ -276,7 +275,7 @@ static int pop(nvtxDomainHandle_t d)
             level = (int)--t->depth;
         }
     }
-    if (atomic_load_explicit(&nlisteners, memory_order_relaxed)) tell(0, d ? d->name : "", message);
+    if (atomic_load_explicit(&nlisteners, memory_order_relaxed)) tell(0, d ? d->text : "", message);
     return level;
 }
 
@@ -314,50 +313,143 @@ static int NVTX_API t_DomainRangePop(nvtxDomainHandle_t d)
     return pop(d);
 }
 
-static nvtxStringHandle_t make_string(const element_t *e)
+/* ---- interned handles: a hash table per kind, bounded ----
+ * A program may create a domain or register a string as often as it likes (once per call
+ * site is the intent, once per range happens: 10M registrations of one string made 10M
+ * copies, 480 MB, and 100,000 distinct domains took 10.7 s in a list walk). Each distinct
+ * text is one entry, found lock-free once it exists (open addressing, at most half full);
+ * a new one is made under intern_lock. Past the bound every new name is one shared entry,
+ * "[other]", said once: its ranges are still balanced, its name is lost. */
+typedef struct table {
+    entry_t *_Atomic *slots;
+    size_t mask;        /* slots - 1, a power of two */
+    unsigned count;     /* under intern_lock */
+    unsigned max;       /* at most half the slots */
+    _Atomic int warned; /* the bound was said */
+    const char *what;
+} table_t;
+
+static entry_t *_Atomic domain_slots[2 * NVTXCORR_CONTEXT_MAX_DOMAINS];
+static entry_t *_Atomic string_slots[2 * NVTXCORR_CONTEXT_MAX_STRINGS];
+static table_t domains = {
+    domain_slots,  2 * NVTXCORR_CONTEXT_MAX_DOMAINS - 1, 0, NVTXCORR_CONTEXT_MAX_DOMAINS, 0,
+    "NVTX domains"};
+static table_t strings = {string_slots,
+                          2 * NVTXCORR_CONTEXT_MAX_STRINGS - 1,
+                          0,
+                          NVTXCORR_CONTEXT_MAX_STRINGS,
+                          0,
+                          "NVTX registered strings"};
+static pthread_mutex_t intern_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The shared entries past the bound: a domain whose ranges are context and one whose are not
+ * (NVTXCORR_CONTEXT_DOMAINS still decides by the name asked for), and a string. */
+#define FOLD(magic, context)                                                                       \
+    {                                                                                              \
+        {(magic), 0, 7, (context)}, "[other]"                                                      \
+    }
+static struct {
+    entry_t e;
+    char text[8];
+} fold_context = FOLD(MAGIC_DOMAIN, 1), fold_plain = FOLD(MAGIC_DOMAIN, 0),
+  fold_string = FOLD(MAGIC_STRING, 0);
+#undef FOLD
+
+/* The element hash is FNV-1a: mixed again for the slot, as tree.c does for its own. */
+static size_t slot_of(const table_t *t, uint32_t h)
 {
-    struct nvtxStringRegistration_st *s = malloc(sizeof *s + e->len + 1);
-    if (s == NULL) return NULL; /* NVTX's callers treat NULL as "no string" */
-    s->magic = MAGIC_STRING;
-    s->hash = e->hash;
-    s->len = e->len;
-    memcpy(s->text, e->text, e->len);
-    s->text[e->len] = 0;
-    return s; /* never freed: NVTX has no way to unregister a string */
+    h ^= h >> 15;
+    h *= 0x2c1b3c6du;
+    h ^= h >> 12;
+    return h & t->mask;
+}
+
+static entry_t *find(const table_t *t, const element_t *e, size_t *at)
+{
+    for (size_t i = slot_of(t, e->hash);; i = (i + 1) & t->mask) {
+        entry_t *x = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (x == NULL) {
+            *at = i;
+            return NULL;
+        }
+        if (x->hash == e->hash && x->len == e->len && memcmp(x->text, e->text, e->len) == 0)
+            return x;
+    }
+}
+
+/* A fork while another thread holds the lock: the child gets a fresh one (an entry half made
+ * in the parent is not findable there, and is made again). */
+static void intern_child_after_fork(void)
+{
+    pthread_mutex_init(&intern_lock, NULL);
+}
+static void intern_at_fork(void)
+{
+    pthread_atfork(NULL, NULL, intern_child_after_fork);
+}
+
+/* The entry of e's text in t, made if new; NULL past the bound or out of memory. */
+static entry_t *intern(table_t *t, const element_t *e, uint32_t magic, int context)
+{
+    size_t at;
+    entry_t *x = find(t, e, &at);
+    if (NVTXCORR_LIKELY(x != NULL)) return x;
+    /* A registration from a signal handler that interrupted this thread's own insertion must
+     * not wait for the lock it holds (nor malloc inside malloc). */
+    static __thread int inserting;
+    if (inserting) return NULL;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, intern_at_fork);
+    inserting = 1;
+    pthread_mutex_lock(&intern_lock);
+    x = find(t, e, &at); /* made meanwhile? */
+    int full = x == NULL && t->count >= t->max;
+    if (x == NULL && !full && (x = malloc(sizeof *x + e->len + 1)) != NULL) {
+        x->magic = magic, x->hash = e->hash, x->len = e->len, x->context = context;
+        memcpy(x->text, e->text, e->len);
+        x->text[e->len] = 0;
+        t->count++;
+        atomic_store_explicit(&t->slots[at], x, memory_order_release);
+    }
+    pthread_mutex_unlock(&intern_lock);
+    inserting = 0;
+    if (full && !atomic_exchange(&t->warned, 1))
+        nvtxcorr_warn("more than %u distinct %s: the rest share one, \"[other]\" (program "
+                      "context)",
+                      t->max, t->what);
+    return x;
+}
+
+static nvtxStringHandle_t register_string(const element_t *e)
+{
+    entry_t *s = intern(&strings, e, MAGIC_STRING, 0);
+    return (nvtxStringHandle_t)(s ? s : &fold_string.e);
 }
 static nvtxStringHandle_t NVTX_API t_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
 {
-    (void)d;
+    (void)d; /* one entry per text, whichever domain: the handle only names it */
     element_t e;
     from_ascii(&e, s);
-    return make_string(&e);
+    return register_string(&e);
 }
 static nvtxStringHandle_t NVTX_API t_DomainRegisterStringW(nvtxDomainHandle_t d, const wchar_t *s)
 {
     (void)d;
     element_t e;
     from_wide(&e, s);
-    return make_string(&e);
+    return register_string(&e);
 }
 
 /* One handle per name, whichever instance asks: a domain created by two shared objects is one
  * domain. */
 static nvtxDomainHandle_t domain_named(const element_t *e)
 {
-    pthread_mutex_lock(&domain_lock);
-    struct nvtxDomainRegistration_st *d = domains;
-    while (d != NULL && strcmp(d->name, e->text) != 0)
-        d = d->next;
-    if (d == NULL && (d = malloc(sizeof *d + e->len + 1)) != NULL) {
-        d->magic = MAGIC_DOMAIN;
-        memcpy(d->name, e->text, e->len);
-        d->name[e->len] = 0;
-        d->context = is_context(d->name);
-        d->next = domains;
-        domains = d;
-    }
-    pthread_mutex_unlock(&domain_lock);
-    return d;
+    size_t at;
+    entry_t *d = find(&domains, e, &at);
+    if (NVTXCORR_LIKELY(d != NULL)) return (nvtxDomainHandle_t)d;
+    int context = is_context(e->text);
+    d = intern(&domains, e, MAGIC_DOMAIN, context);
+    return (nvtxDomainHandle_t)(d ? d : context ? &fold_context.e : &fold_plain.e);
 }
 static nvtxDomainHandle_t NVTX_API t_DomainCreateA(const char *name)
 {
@@ -408,6 +500,8 @@ static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, c
 
 static void setup(void)
 {
+    uint32_t h = nvtxcorr_context_hash("[other]", 7); /* as an ASCII "[other]" would hash */
+    fold_context.e.hash = fold_plain.e.hash = fold_string.e.hash = h;
     read_patterns();
     default_is_context = is_context("default");
 }
@@ -432,6 +526,11 @@ NVTXCORR_EXPORT int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportT
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
 {
     if (getExportTable == NULL) return 0;
+    if (nvtxcorr_first_copy() != NULL) { /* this copy stands aside: the first one is the tool */
+        int (*first)(NvtxGetExportTableFunc_t) = (int (*)(
+            NvtxGetExportTableFunc_t))nvtxcorr_first_copy_lookup("InitializeInjectionNvtx2");
+        return first ? first(getExportTable) : 0;
+    }
     if (ours((const void *)getExportTable)) {
         atomic_store_explicit(&nvtxcorr_nvtx_refused_self, 1, memory_order_relaxed);
         return 0;

@@ -97,20 +97,40 @@ static void unlock_file(void)
     atomic_store_explicit(&file_busy, 0, memory_order_release);
 }
 
-/* Whether trace_fd is still the file we created: a program may close every descriptor and
- * open its own files (a daemon does), and the number then names one of them. */
-static int owned(void)
+/* Whether trace_fd is still the file we created, with a name: 0, or EBADF when the number
+ * names another file (a program may close every descriptor and open its own files, as a
+ * daemon does), or ENOENT when the file has no name left (its directory was removed while the
+ * program ran: written on, it would fill a file nobody can read up to the cap). One fstat,
+ * made before each write of pages anyway, never per launch. */
+static int file_state(void)
 {
-    return nvtxcorr_prof_fd_is(trace_fd, trace_dev, trace_ino);
+    struct stat st;
+    PROF_FD_RACE_BEGIN();
+    int ok = trace_fd >= 0 && fstat(trace_fd, &st) == 0;
+    PROF_FD_RACE_END();
+    if (!ok || (uint64_t)st.st_dev != trace_dev || (uint64_t)st.st_ino != trace_ino) return EBADF;
+    return st.st_nlink == 0 ? ENOENT : 0;
 }
 
-/* Recording stops for good: the descriptor is not ours any more (EBADF), or a write failed
- * (ENOSPC, EFBIG at the file-size limit, EIO). Said once; the file keeps its whole pages, so
- * it still ends on a whole event. Caller holds the file lock. */
+static int owned(void)
+{
+    return file_state() != EBADF;
+}
+
+/* Recording stops for good: the descriptor is not ours any more (EBADF), the file was removed
+ * (ENOENT), or a write failed (ENOSPC, EFBIG at the file-size limit, EIO). Said once; the file
+ * keeps its whole pages, so it still ends on a whole event. Caller holds the file lock. */
 static void stop(int err)
 {
     set_tracing(0);
     if (atomic_exchange(&stopped, err)) return;
+    if (err == ENOENT) {
+        nvtxcorr_prof_say("error", nvtxcorr_prof_process.trace_path,
+                          ": trace stopped: the file was removed while the program ran; "
+                          "nothing more is written",
+                          (char *)NULL);
+        return;
+    }
     struct stat st;
     int known = err != EBADF && fstat(trace_fd, &st) == 0;
     if (known && st.st_size % PROF_TRACE_PAGE) {
@@ -129,8 +149,8 @@ static void stop(int err)
 static void write_pages(const char *p, size_t n)
 {
     if (atomic_load(&stopped)) return;
-    int err = EBADF;
-    if (owned()) {
+    int err = file_state();
+    if (err == 0) {
         PROF_FD_RACE_BEGIN(); /* the program may close it meanwhile (internal.h) */
         err = nvtxcorr_write_full(trace_fd, p, n);
         PROF_FD_RACE_END();
@@ -542,8 +562,10 @@ void nvtxcorr_prof_trace_finish(int from_signal)
         emit_buffer(t, 1);
         unlock_buffer(t);
     }
-    int err = atomic_load(&stopped);
-    if (atomic_load(&open_state) == 2 && err != EBADF && owned()) {
+    int err = atomic_load(&stopped), state = atomic_load(&open_state) == 2 ? file_state() : EBADF;
+    if (state == ENOENT && err != ENOENT) stop(ENOENT); /* removed after its last write */
+    if (state == ENOENT) close(trace_fd);
+    if (state == 0 && err != EBADF) {
         off_t size = squeeze(); /* -1: left as it was (an append-only file), still whole */
         struct stat st;
         if (size != 0) {

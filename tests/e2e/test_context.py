@@ -8,7 +8,7 @@ import re
 import subprocess
 import tempfile
 
-from harness import Skip, check, scenario
+from harness import Skip, check, peak_rss, scenario
 
 
 def tool_env(env, extra=None):
@@ -215,6 +215,30 @@ def test_context_hostile_nvtx(env):
     paths = [k for k in r if k[0] and k[0][0].startswith("path.")]
     check(len(paths) == 70000 - other, f"{len(paths)} path.* rows")
     check(sum(x["launches"] for x in summary["contexts"]) == tot["launches"], "launches sum")
+
+
+@scenario
+def test_context_hostile_registration(env):
+    """Hostile NVTX registration is bounded (nvtx_tool.c): 100,000 distinct nvtxDomainCreateA
+    give at most 4,096 domains, the rest one shared "[other]"; 10M nvtxDomainRegisterStringA
+    of one string give one handle and no memory; 100,000 distinct strings at most 65,536
+    handles. Each bound is said once, and a range under the registered string still counts.
+    Counted, not timed: the 100,000 domains took 10.7 s in a list walk, inside the timeout."""
+    run, summary, _ = profiled(env, [env.prog("scn_context"), "registry", "100000", "10000000",
+                                     "100000"], gpu=False)
+    got = dict(re.findall(r"^(domains|same_string|strings|rss_start_kb) (\d+)$", run.out, re.M))
+    check(int(got["domains"]) <= 4096 + 2, f"distinct domain handles: {got['domains']}")
+    check(got["same_string"] == "1", f"handles for one string: {got['same_string']}")
+    check(int(got["strings"]) <= 65536 + 1, f"distinct string handles: {got['strings']}")
+    grew = peak_rss(run) - int(got["rss_start_kb"])
+    check(grew < 32 << 10, f"registration grew the peak resident set by {grew} kB")
+    for what in ("NVTX domains", "NVTX registered strings"):
+        said = re.findall(rf"^nvtxcorr: warn: more than \d+ distinct {what}: the rest share one, "
+                          r'"\[other\]"', run.err, re.M)
+        check(len(said) == 1, f"{what}: said {len(said)} times\n{run.err}")
+    check(run.err.count("\n") == 2, f"unexpected stderr: {run.err!r}")
+    r = rows(summary)
+    check(r[(("registry.step",), "add1")]["launches"] == 1, f"rows: {list(r)}")
 
 
 FOLDED_LINE = re.compile(r"^(.*\S)\s+(\d+)$")  # flamegraph.pl's own pattern for a line

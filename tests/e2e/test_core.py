@@ -23,6 +23,8 @@ def test_exports(env):
                 {("dlsym", "GLIBC_2.34")} |
                 # the NVTX tool's entry (src/context/nvtx_tool.c)
                 {("InitializeInjectionNvtx2", "NVTXCORR_1")} |
+                # the marker a second copy of the library finds (src/resolve.c)
+                {("nvtxcorr_copy_marker", "NVTXCORR_1")} |
                 # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c), and its
                 # outputs at _exit (src/profile/exit.c)
                 {(name, "GLIBC_2.17" if platform.machine() == "aarch64" else "GLIBC_2.2.5")

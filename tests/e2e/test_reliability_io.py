@@ -11,10 +11,12 @@ import json
 import os
 import re
 import signal
+import shutil
 import subprocess
 import tempfile
+import time
 
-from harness import Skip, check, load_trace, scenario, trace_events
+from harness import Skip, check, lift_memory_limit, load_trace, scenario, trace_events
 
 
 def io_run(env, args, extra, limit_kb=None, timeout=120, preload_value=None, tool=False):
@@ -144,6 +146,43 @@ def test_trace_never_writes_into_the_programs_files(env):
         events = trace_events(f.read(), cut=True)  # stopped, not closed: as after SIGKILL
     check(len(events) > 1000, f"{len(events)} events before the descriptor was taken")
     check(strict_json(prof)["totals"]["launches"] == 9000, "summary")
+
+
+@scenario
+def test_trace_directory_removed(env):
+    """The trace's directory removed while the program launches (a cleanup job, rm -rf of a
+    run's output): the file has no name left, so the trace stops at its next page and says
+    once why, instead of filling a file nobody can read up to its cap; the program runs on
+    and exits with its own status."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-io-")
+    out = os.path.join(tmp, "out")
+    os.mkdir(out)
+    trace = os.path.join(out, "t.json")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "NVTX_"))}
+    e.update({"LD_LIBRARY_PATH": env.fakes, "NVTXCORR": "1", "NVTXCORR_GPU": "0",
+              "LD_PRELOAD": ":".join(filter(None, [env.preload_first, env.lib])),
+              "NVTXCORR_TRACE": trace})
+    # until-gone: launches until `out` is gone (or 60 s), then 20,000 more, then returns 7
+    p = subprocess.Popen([env.prog("scn_io"), "until-gone", out, "20000", "7"], env=e,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lift_memory_limit if env.preload_first else None)
+    deadline = time.time() + 30
+    while not os.path.exists(trace) and time.time() < deadline and p.poll() is None:
+        time.sleep(0.01)  # polls the state, bounded
+    exists = os.path.exists(trace)
+    shutil.rmtree(out, ignore_errors=True)
+    try:
+        stdout, stderr = p.communicate(timeout=90)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise AssertionError("hung after its trace's directory was removed") from None
+    check(exists, f"the trace was never created: rc {p.returncode}\n{stderr}")
+    check(p.returncode == 7, f"rc {p.returncode}, expected 7\n{stdout}\n{stderr}")
+    said = re.findall(r"^nvtxcorr: error: .*t\.json: trace stopped: the file was removed", stderr,
+                      re.M)
+    check(len(said) == 1 and stderr.count("\n") == 1, f"one message expected: {stderr!r}")
+    shutil.rmtree(tmp)
 
 
 @scenario

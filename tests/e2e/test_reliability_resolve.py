@@ -1,6 +1,7 @@
 """Reliability of symbol resolution: nvtxcorr stacked with another CUDA interposer (in either
 preload order, or a wrapper defined by the executable itself), start-up that must not
 deadlock against the dynamic loader, and secure-execution (setuid) processes."""
+import json
 import os
 import re
 import shutil
@@ -59,6 +60,45 @@ def test_stacked_interposer(env):
                 except AssertionError as e:
                     failures.append(str(e))
     check(not failures, f"{len(failures)} of 18 cases failed:\n" + "\n".join(failures))
+
+
+@scenario
+def test_two_copies_preloaded(env):
+    """Two copies of the library in LD_PRELOAD (a pip-installed one and a packaged one): the
+    second stands aside (resolve.c's marker), says so once, and forwards every hook, so each
+    launch has one range and profile mode writes one summary; with the second copy named as
+    the NVTX tool, the first one still gets the program's ranges as context."""
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-copies-")
+    copies = [os.path.join(tmp, d, "libnvtxcorr.so") for d in ("first", "second")]
+    for c in copies:
+        os.makedirs(os.path.dirname(c))
+        shutil.copy(env.lib, c)
+    both = ":".join(copies)
+    said = re.compile(rf"^nvtxcorr: warn: another copy of nvtxcorr at {re.escape(copies[0])} is "
+                      rf"active; this one \({re.escape(copies[1])}\) stands aside$", re.M)
+
+    def one_warning(run, what):
+        check(len(said.findall(run.err)) == 1 and run.err.count("\n") == 1,
+              f"{what}: one warning expected, stderr: {run.err!r}")
+
+    run = env.run_ok([env.prog("scn_driver"), "direct"], preload_value=both)
+    check(run.labels() == KERNELS6, f"{len(run.labels())} ranges for 6 launches: {run.labels()}")
+    one_warning(run, "ranges")
+    prof = os.path.join(tmp, "p.json")
+    run = env.run_ok([env.prog("scn_io"), "loop", "100", "0"], preload_value=both, tool=False,
+                     env={"NVTXCORR_PROFILE": prof})
+    one_warning(run, "profile")
+    with open(prof) as f:
+        check(json.load(f)["totals"]["launches"] == 100, "the first copy's summary")
+    check(sorted(os.listdir(tmp)) == ["first", "p.json", "second"], f"{os.listdir(tmp)}")
+    ctx = os.path.join(tmp, "c.json")
+    run = env.run_ok([env.prog("scn_context"), "levels"], preload_value=both, tool=False,
+                     env={"NVTXCORR_PROFILE": ctx, "NVTX_INJECTION64_PATH": copies[1]})
+    one_warning(run, "context")
+    with open(ctx) as f:
+        rows = {tuple(r["context"]) for r in json.load(f)["contexts"]}
+    check(("outer", "step", "wide\u00e9") in rows, f"context rows {rows}")
+    shutil.rmtree(tmp)
 
 
 @scenario

@@ -176,19 +176,40 @@ def test_windows_bad_values(env):
 
 
 @scenario
+def test_windows_signal_unusable(env):
+    # NVTXCORR_WINDOW_SIGNAL naming a signal a window cannot use: profile mode's own (HUP, whose
+    # handler took it, and then the warning blamed the program) or one the kernel or the C
+    # library raises for its own reasons (PIPE, CHLD, ABRT, by name or number): an error at
+    # configuration naming it and why, one summary for the whole run (the launcher refuses it
+    # before the run: windows-launcher-option).
+    for bad in ("HUP", "SIGHUP", "1", "PIPE", "13", "CHLD", "17", "SIGABRT", "6"):
+        run, sums = window_run(env, [env.prog("scn_windows"), "loop", "20"], "signal",
+                               path_name="w.json", whole=True,
+                               extra={"NVTXCORR_WINDOW_SIGNAL": bad})
+        said = re.findall(rf"^nvtxcorr: error: NVTXCORR_WINDOW_SIGNAL={bad}: .+; no windows "
+                          r"\(one summary for the whole run\)$", run.err, re.M)
+        check(len(said) == 1 and run.err.count("\n") == 1, f"{bad}: {run.err!r}")
+
+
+@scenario
 def test_windows_launcher_option(env):
-    # --window: a bad value, or no --profile, stops before the command runs (the library's
-    # own parser, through nvtxcorr-tool check-window); a good one gives one summary a window.
+    # --window: a bad value, no --profile, or a signal window on a signal it cannot use (in
+    # NVTXCORR_WINDOW_SIGNAL) stops before the command runs (the library's own parser, through
+    # nvtxcorr-tool check-window); a good one gives one summary a window.
     from test_launcher_checks import marker_command, not_run, nvtxcorr
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-windows-")
     out = os.path.join(tmp, "w.%w.json")
-    for why, opts in (("bad kind", ["--window", "often", "--profile", out]),
-                      ("bad length", ["--window=every:-1", "--profile", out]),
-                      ("bad count", ["--window", "signal,count:x", "--profile", out]),
-                      ("no profile", ["--window", "signal"])):
-        r = nvtxcorr(env, *opts, *marker_command(tmp))
+    for why, opts, extra in (("bad kind", ["--window", "often", "--profile", out], None),
+                             ("bad length", ["--window=every:-1", "--profile", out], None),
+                             ("bad count", ["--window", "signal,count:x", "--profile", out], None),
+                             ("no profile", ["--window", "signal"], None),
+                             ("SIGHUP", ["--window", "signal", "--profile", out],
+                              {"NVTXCORR_WINDOW_SIGNAL": "HUP"})):
+        r = nvtxcorr(env, *opts, *marker_command(tmp), extra=extra)
         not_run(tmp, r, why)
         check("nvtxcorr: error: --window" in r.err, f"{why}: {r.err}")
+    check("--window signal: NVTXCORR_WINDOW_SIGNAL=HUP: profile mode's own handler takes "
+          "SIGHUP" in r.err, r.err)
     r = nvtxcorr(env, "--window", "cudaProfilerApi,count:2", "--profile", out,
                  env.prog("scn_windows"), "api", "direct",
                  extra={"LD_LIBRARY_PATH": env.fakes, "NVTXCORR_GPU": "0"})

@@ -19,10 +19,18 @@
  *                               replayed N times under serve/step
  *   scn_context launches N      N launches of one kernel inside two ranges, timed:
  *                               "launch_ns <per launch>" (tests/bench/context_bench.py)
+ *   scn_context registry D R S  hostile registration: D distinct nvtxDomainCreateA, R
+ *                               nvtxDomainRegisterStringA of one string, S distinct strings;
+ *                               prints the distinct handles each gave ("domains D'",
+ *                               "same_string R'", "strings S'"), "rss_start_kb" before and
+ *                               peak_rss_kb after, each phase's "ms_<phase>" (for
+ *                               docs/performance.md, not checked); then a launch under a
+ *                               registered string in the last domain created
  */
 #define _GNU_SOURCE
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -293,6 +301,77 @@ static int launches(CUstream s, long n)
     return 0;
 }
 
+static int by_address(const void *a, const void *b)
+{
+    uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* How many distinct values among n handles (sorts them). */
+static long distinct(uintptr_t *h, long n)
+{
+    qsort(h, (size_t)n, sizeof *h, by_address);
+    long k = 0;
+    for (long i = 0; i < n; i++)
+        k += i == 0 || h[i] != h[i - 1];
+    return k;
+}
+
+static double ms_since(const struct timespec *a)
+{
+    struct timespec b;
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    return (b.tv_sec - a->tv_sec) * 1e3 + (b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+static int registry(CUstream s, long ndomains, long repeats, long nstrings)
+{
+    CUfunction add = fn("add1");
+    CHECK("first", launch(add, s));
+    long n = ndomains > nstrings ? ndomains : nstrings;
+    uintptr_t *h = malloc(sizeof *h * (size_t)(n > 0 ? n : 1));
+    char name[64];
+    struct timespec t;
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "VmHWM:", 6)) printf("rss_start_kb %ld\n", strtol(line + 6, NULL, 10));
+    if (f) fclose(f);
+    nvtxDomainHandle_t d = nvtxDomainCreateA("registry");
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    for (long i = 0; i < ndomains; i++) {
+        snprintf(name, sizeof name, "domain.%ld", i);
+        h[i] = (uintptr_t)(d = nvtxDomainCreateA(name));
+    }
+    printf("ms_domains %.1f\n", ms_since(&t));
+    printf("domains %ld\n", distinct(h, ndomains));
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    nvtxStringHandle_t first = nvtxDomainRegisterStringA(d, "registry.step"), str;
+    long same = 1;
+    for (long i = 1; i < repeats; i++)
+        same += (str = nvtxDomainRegisterStringA(d, "registry.step")) != first;
+    printf("ms_same_string %.1f\n", ms_since(&t));
+    printf("same_string %ld\n", repeats ? same : 0);
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    for (long i = 0; i < nstrings; i++) {
+        snprintf(name, sizeof name, "string.%ld", i);
+        h[i] = (uintptr_t)nvtxDomainRegisterStringA(d, name);
+    }
+    printf("ms_strings %.1f\n", ms_since(&t));
+    printf("strings %ld\n", distinct(h, nstrings));
+    free(h);
+    nvtxEventAttributes_t a = {0};
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+    a.message.registered = first;
+    nvtxDomainRangePushEx(d, &a);
+    CHECK("registered", launch(add, s));
+    nvtxDomainRangePop(d);
+    scn_print_peak_rss();
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -312,6 +391,9 @@ int main(int argc, char **argv)
         rc = early(s, argc > 2 ? atoi(argv[2]) : 2);
     else if (!strcmp(mode, "launches"))
         rc = launches(s, argc > 2 ? atol(argv[2]) : 1000000);
+    else if (!strcmp(mode, "registry"))
+        rc = registry(s, argc > 2 ? atol(argv[2]) : 100000, argc > 3 ? atol(argv[3]) : 10000000,
+                      argc > 4 ? atol(argv[4]) : 100000);
     cuStreamSynchronize(s);
     return rc;
 }

@@ -18,7 +18,10 @@
  *                      slow NVTX tool); without nvtxcorr the process just ends by SIGTERM
  *   gpu N              N launches of add1 on the main thread and N on a second one; prints
  *                      "done" (stdout) before returning 5
- *   term N             N launches of add1, then SIGTERM to itself (no handler) */
+ *   term N             N launches of add1, then SIGTERM to itself (no handler)
+ *   until-gone DIR N RC  launches add1 until DIR no longer exists (looked at every 64
+ *                      launches, for at most 60 s: then "DIR still there" and 9), then N more
+ *                      launches, and returns RC */
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <fcntl.h>
@@ -150,6 +153,21 @@ int main(int argc, char **argv)
         pthread_join(t, NULL);
         printf("done\n");
         return 5;
+    } else if (!strcmp(mode, "until-gone")) {
+        struct timespec start, now;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (long i = 0;; i++) {
+            launch(add1, 1);
+            if (i % 64) continue;
+            if (access(argv[2], F_OK) != 0) break;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec - start.tv_sec > 60) {
+                printf("%s still there\n", argv[2]);
+                return 9;
+            }
+        }
+        launch(add1, atol(argv[3]));
+        return atoi(argv[4]);
     } else if (!strcmp(mode, "term")) {
         launch(add1, atol(argv[2]));
         kill(getpid(), SIGTERM);
