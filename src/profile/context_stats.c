@@ -200,39 +200,59 @@ uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t
  * A window's rows are the difference between two cuts of every thread's cells, summed by
  * (context, site), made when the window is cut (the launches after it, in the next window,
  * are not in it). Three tables of CUT_SLOTS (the cut before, this one, their difference),
- * mapped when the first window is cut, on the window helper only. */
+ * mapped when the first window is cut, on the window helper only. Each keeps the list of the
+ * slots it uses, so that a cut costs what the program's pairs are, not the tables' size: it
+ * empties and walks those slots alone, and touches no page of a table beyond them. */
 typedef struct cut_cell {
     uint64_t key, launches, ns;
 } cut_cell_t;
 enum { CUT_SLOTS = 1 << 19 }; /* twice the pairs a thread's table holds */
-static cut_cell_t *cut_prev, *cut_now, *cut_window;
+typedef struct cut_table {
+    cut_cell_t *cells;
+    uint32_t *used; /* the slots with a key, in the order they were taken */
+    size_t nused;
+} cut_table_t;
+static cut_table_t cut_tables[3];
+static cut_table_t *cut_prev = &cut_tables[0], *cut_now = &cut_tables[1],
+                   *cut_window = &cut_tables[2];
 static int use_cut;
 
 /* The cell of `key`, made when `add` (NULL: not there, or the table is full). */
-static cut_cell_t *cut_cell(cut_cell_t *t, uint64_t key, int add)
+static cut_cell_t *cut_cell(cut_table_t *t, uint64_t key, int add)
 {
     size_t i = slot_of(key, CUT_SLOTS);
     for (size_t n = 0; n < CUT_SLOTS; i = (i + 1) & (CUT_SLOTS - 1), n++) {
-        if (t[i].key == key) return &t[i];
-        if (t[i].key == 0) {
+        if (t->cells[i].key == key) return &t->cells[i];
+        if (t->cells[i].key == 0) {
             if (!add) return NULL;
-            t[i].key = key;
-            return &t[i];
+            t->cells[i].key = key;
+            t->used[t->nused++] = (uint32_t)i;
+            return &t->cells[i];
         }
     }
     return NULL;
 }
 
+static void cut_empty(cut_table_t *t)
+{
+    for (size_t i = 0; i < t->nused; i++)
+        t->cells[t->used[i]] = (cut_cell_t){0};
+    t->nused = 0;
+}
+
 void nvtxcorr_prof_ctx_cut(void)
 {
-    if (cut_prev == NULL) {
-        cut_prev = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_prev);
-        cut_now = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_now);
-        cut_window = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_window);
-        if (cut_prev == NULL || cut_now == NULL || cut_window == NULL) return;
+    for (int i = 0; i < 3 && cut_window->cells == NULL; i++) {
+        cut_tables[i].cells = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_tables[i].cells);
+        cut_tables[i].used = nvtxcorr_prof_zalloc(CUT_SLOTS * sizeof *cut_tables[i].used);
+        if (cut_tables[i].cells == NULL || cut_tables[i].used == NULL) {
+            cut_window->cells = NULL;
+            return;
+        }
     }
-    memset(cut_now, 0, CUT_SLOTS * sizeof *cut_now);
-    memset(cut_window, 0, CUT_SLOTS * sizeof *cut_window);
+    if (cut_window->cells == NULL) return;
+    cut_empty(cut_now);
+    cut_empty(cut_window);
     unsigned gen = atomic_load_explicit(&nvtxcorr_prof_generation, memory_order_relaxed);
     for (prof_thread_t *t = atomic_load_explicit(&nvtxcorr_prof_threads, memory_order_acquire); t;
          t = t->next) {
@@ -247,21 +267,20 @@ void nvtxcorr_prof_ctx_cut(void)
             c->ns += atomic_load_explicit(&cells[i].ns, memory_order_relaxed);
         }
     }
-    for (size_t i = 0; i < CUT_SLOTS; i++) {
-        const cut_cell_t *now = &cut_now[i];
-        if (now->key == 0) continue;
+    for (size_t i = 0; i < cut_now->nused; i++) {
+        const cut_cell_t *now = &cut_now->cells[cut_now->used[i]];
         const cut_cell_t *was = cut_cell(cut_prev, now->key, 0);
         uint64_t n = was ? was->launches : 0, ns = was ? was->ns : 0;
         cut_cell_t *w = now->launches > n ? cut_cell(cut_window, now->key, 1) : NULL;
         if (w) w->launches = now->launches - n, w->ns = now->ns > ns ? now->ns - ns : 0;
     }
-    cut_cell_t *swap = cut_prev;
+    cut_table_t *swap = cut_prev;
     cut_prev = cut_now, cut_now = swap;
 }
 
 void nvtxcorr_prof_ctx_use_cut(int use, unsigned window)
 {
-    use_cut = use && cut_window != NULL;
+    use_cut = use && cut_window->cells != NULL;
     cut_gpu_table = window ? 1 + (int)(window & 1) : 0;
 }
 
@@ -345,10 +364,10 @@ size_t nvtxcorr_prof_ctx_rows(const prof_ctx_row_t **out, const uint32_t **sorte
     static uint64_t tabled[PROF_MAX_SITES], tabled_ns[PROF_MAX_SITES];
     memset(tabled, 0, sizeof tabled);
     memset(tabled_ns, 0, sizeof tabled_ns);
-    for (size_t i = 0; use_cut && i < CUT_SLOTS; i++) { /* a window's: its cut's counts */
-        const cut_cell_t *c = &cut_window[i];
+    for (size_t i = 0; use_cut && i < cut_window->nused; i++) { /* a window's: its cut's */
+        const cut_cell_t *c = &cut_window->cells[cut_window->used[i]];
         uint32_t site = (uint32_t)c->key - 1;
-        if (c->key == 0 || site >= nsites) continue;
+        if (site >= nsites) continue;
         tabled[site] += c->launches, tabled_ns[site] += c->ns;
         prof_ctx_row_t *r = row_for((uint32_t)(c->key >> 32), site);
         if (r) r->launches += c->launches, r->cpu_ns += c->ns;

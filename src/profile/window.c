@@ -24,11 +24,15 @@
  * waits for it (a bounded time) before the window's summary is written (gpu.c). */
 #include <errno.h>
 #include <fnmatch.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "context/context.h"
 #include "internal.h"
@@ -52,10 +56,9 @@ static _Atomic uint64_t start_ns, end_ns;
 static _Atomic uint64_t start_ticks, end_ticks; /* the same in prof_now ticks, for the trace */
 static int idle_mode = NVTXCORR_MODE_PROFILE_IDLE;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* the helper's cut and write */
-static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER, cut_made = PTHREAD_COND_INITIALIZER;
-static _Atomic int exiting;   /* the exit path wants the helper's lock: the helper stops */
-static prof_snap_t *snaps[2]; /* the last cut and the one before, by parity of `cut` */
+static _Atomic unsigned wakes; /* bumped to wake the helper (a futex word) */
+static _Atomic int exiting;    /* the exit path wants the helper's lock: the helper stops */
+static prof_snap_t *snaps[2];  /* the last cut and the one before, by parity of `cut` */
 static uint64_t own_at_cut[2];
 static int signal_ours;
 
@@ -81,6 +84,42 @@ int nvtxcorr_prof_window_mode(int tool)
 static uint64_t since_start_ns(void)
 {
     return nvtxcorr_prof_realtime_ns() - nvtxcorr_prof_process.start_ns;
+}
+
+/* Futexes rather than a mutex and a condition: the program's side of a window (a close, an
+ * open waiting for a cut) may run in a signal handler (a toggle, a handler's NVTX range), which
+ * may not take a lock the thread it interrupted holds; a futex call is a plain system call. */
+static void futex_wait_ns(_Atomic unsigned *word, unsigned seen, uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    syscall(SYS_futex, (void *)word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+static void futex_wake_all(_Atomic unsigned *word)
+{
+    syscall(SYS_futex, (void *)word, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+static void wake_helper(void)
+{
+    atomic_fetch_add(&wakes, 1);
+    futex_wake_all(&wakes);
+}
+
+/* Until window n is cut (or the helper has stopped), a bounded 5 s. Async-signal-safe. */
+static void wait_for_cut(unsigned n)
+{
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        unsigned c = atomic_load(&cut);
+        if (c >= n || atomic_load(&state) == FINISHED || atomic_load(&exiting)) return;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        uint64_t spent =
+            (uint64_t)(now.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)(now.tv_nsec - t0.tv_nsec);
+        if (spent >= 5000000000u) return;
+        futex_wait_ns(&cut, c, 5000000000u - spent);
+    }
 }
 
 /* Async-signal-safe: atomics, and nvtxcorr_set_mode's pthread_sigmask. */
@@ -137,24 +176,20 @@ static int close_window(int reason)
     atomic_store(&end_ticks, prof_now());
     atomic_store(&close_reason, reason);
     atomic_store(&state, CLOSING);
+    wake_helper(); /* the cut is made at once, not at the helper's next poll */
     return 1;
 }
 
-/* Closes the window for `reason` on a program thread, and waits for its cut (bounded). */
-static void close_and_wait(int reason)
+/* Opens a window for the program (cuProfilerStart, an NVTX range). The close before it did not
+ * wait for its cut; if that cut is still to be made, this waits for it (bounded), so that the
+ * program's launches from now on are in the new window and none in the closed one or in
+ * none. So only windows opened back to back wait, each for the cut before it, which costs what
+ * the program's sites and (context, site) pairs are. */
+static void open_after_cut(int reason)
 {
-    if (!close_window(reason)) return;
-    unsigned n =
-        atomic_load(&nvtxcorr_prof_windows_opened); /* final: stored before the window was OPEN */
-    /* Wait for this window's cut, so the program's next launches are not in it. */
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += 5;
-    pthread_mutex_lock(&wake_lock);
-    pthread_cond_broadcast(&wake);
-    while (atomic_load(&cut) < n && atomic_load(&state) != FINISHED)
-        if (pthread_cond_timedwait(&cut_made, &wake_lock, &until) == ETIMEDOUT) break;
-    pthread_mutex_unlock(&wake_lock);
+    int now = settle();
+    if (now == STOPPING || now == CLOSING) wait_for_cut(atomic_load(&nvtxcorr_prof_windows_opened));
+    open_window(reason);
 }
 
 /* cuProfilerStart (1) / cuProfilerStop (0), from the driver hook (profile.h). */
@@ -162,9 +197,9 @@ void nvtxcorr_profile_profiler_api(int start)
 {
     if (!nvtxcorr_prof_windows() || nvtxcorr_config.window_kind != NVTXCORR_WINDOW_API) return;
     if (start)
-        open_window(NVTXCORR_WINDOW_API);
+        open_after_cut(NVTXCORR_WINDOW_API);
     else
-        close_and_wait(NVTXCORR_WINDOW_API);
+        close_window(NVTXCORR_WINDOW_API);
 }
 
 /* nvtx:<range>[@domain], from program context's range listener (context.h), on the program's
@@ -210,14 +245,14 @@ static void on_range(int push, const char *domain, const char *message)
         if (st->depth < 64)
             st->matched = (st->matched & ~(1ull << st->depth)) | ((uint64_t)match << st->depth);
         st->depth++;
-        if (match && atomic_fetch_add(&nvtx_open, 1) == 0) open_window(NVTXCORR_WINDOW_NVTX);
+        if (match && atomic_fetch_add(&nvtx_open, 1) == 0) open_after_cut(NVTXCORR_WINDOW_NVTX);
         return;
     }
     st->depth--;
     int matched = st->depth < 64 && ((st->matched >> st->depth) & 1);
     if (st->depth == 0) st->domain = 0; /* the slot is free again */
     if (!matched) return;
-    if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_and_wait(NVTXCORR_WINDOW_NVTX);
+    if (atomic_fetch_sub(&nvtx_open, 1) == 1) close_window(NVTXCORR_WINDOW_NVTX);
 }
 
 /* Signal windows: each signal toggles the state wanted, kept as a count of toggles (odd:
@@ -290,12 +325,10 @@ static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_
     if (nvtxcorr_context_injected()) nvtxcorr_prof_ctx_cut(); /* its rows, as of this cut */
     prof_window_t w = {index, reasons[reason], atomic_load(&start_ns), atomic_load(&end_ns)};
     uint64_t from = atomic_load(&start_ticks), to = atomic_load(&end_ticks);
-    if (!at_exit) pthread_mutex_lock(&wake_lock); /* exit may be in a signal handler */
     atomic_store(&cut, index);
     if (atomic_load(&state) == CLOSING) atomic_store(&state, at_exit ? FINISHED : CLOSED);
+    futex_wake_all(&cut); /* an opener waiting for this cut */
     if (!at_exit) {
-        pthread_cond_broadcast(&cut_made);
-        pthread_mutex_unlock(&wake_lock);
         if (nvtxcorr_config.window_kind == NVTXCORR_WINDOW_SIGNAL) {
             follow_toggles();
         } else {
@@ -340,16 +373,9 @@ static void *helper(void *unused)
         /* Signal windows are only seen here: the handler takes no lock, so this polls. */
         uint64_t wait_ns = 20 * 1000 * 1000, now = nvtxcorr_prof_realtime_ns();
         if (next && next > now && next - now < wait_ns) wait_ns = next - now;
-        if (atomic_load(&state) != CLOSING && (!next || next > now)) {
-            struct timespec until;
-            clock_gettime(CLOCK_REALTIME, &until);
-            until.tv_sec += (time_t)(wait_ns / 1000000000u);
-            until.tv_nsec += (long)(wait_ns % 1000000000u);
-            if (until.tv_nsec >= 1000000000) until.tv_sec++, until.tv_nsec -= 1000000000;
-            pthread_mutex_lock(&wake_lock);
-            if (atomic_load(&state) != CLOSING) pthread_cond_timedwait(&wake, &wake_lock, &until);
-            pthread_mutex_unlock(&wake_lock);
-        }
+        unsigned seen = atomic_load(&wakes); /* a wake after this load ends the wait */
+        if (atomic_load(&state) != CLOSING && (!next || next > now) && !atomic_load(&exiting))
+            futex_wait_ns(&wakes, seen, wait_ns);
         pthread_mutex_lock(&lock);
         if (atomic_load(&state) == FINISHED || atomic_load(&exiting)) {
             pthread_mutex_unlock(&lock);
@@ -469,6 +495,7 @@ void nvtxcorr_prof_window_exit(int from_signal)
 {
     int locked = 0;
     atomic_store(&exiting, 1);
+    wake_helper();
     struct timespec now, until;
     clock_gettime(CLOCK_MONOTONIC, &until);
     until.tv_sec += 5;
