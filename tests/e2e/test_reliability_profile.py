@@ -219,3 +219,23 @@ def test_profile_underscore_exit(env):
     d = only(sums)
     check(d["totals"]["launches"] == 14 and "child status 1280" in run.out,
           f"vfork: {len(sums)} summaries, {d['totals']}\n{run.out}{run.err}")
+
+
+@scenario
+def test_windows_nvtx_back_to_back_context(env):
+    """1,000 nvtx:step windows back to back with program context on (nvtxcorr as the NVTX
+    tool), made by the program and by a signal handler's ranges: every window holds exactly
+    its one launch, and profile mode's memory stays what the program's pairs take. Each cut
+    cleared and scanned three tables of 524,288 cells, and the program waited for it at every
+    close: 41 MB more than the bare run at peak (the tables' pages, touched by the clearing)."""
+    from harness import peak_rss
+    for how in ([], ["handler"]):
+        argv = [env.prog("scn_windows"), "nvtx-steps", "1000"] + how
+        bare = env.run_ok(argv, preload=False, enabled=False, tool=False)
+        run, sums = window_run(env, argv, "nvtx:step")
+        got = [tuple(sorted((e["label"], e["launches"]) for e in d["labels"] if e["launches"]))
+               for d in sums]
+        check(len(sums) == 1000 and set(got) == {(("add1", 1),)},
+              f"{how}: {len(sums)} windows, {sorted(set(got))[:3]}\n{run.err[-1000:]}")
+        grew = peak_rss(run) - peak_rss(bare)
+        check(grew < 16 * 1024, f"{how}: peak resident set {grew} kB above the bare run's")

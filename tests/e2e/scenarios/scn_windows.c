@@ -19,6 +19,9 @@
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
  *                   after; then a "step" range in domain "other" around triton x3
+ *   nvtx-steps N [handler]  N times a "step" range (default domain) around add1 x1; with
+ *                   `handler`, made by a SIGUSR1 handler the main thread raises N times; prints
+ *                   "loop_us N" (the N steps' time) and peak_rss_kb
  *   nvtx-domains    one range pushed and popped in each of 10 domains ("d0".."d9"), then a
  *                   "step" range (default domain) around add1 x2
  *   own-handler WHEN  the program's own SIGUSR2 handler, installed before the first CUDA call
@@ -37,6 +40,7 @@
 #include <cuda.h>
 #include <cudaProfiler.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -141,6 +145,43 @@ static void nvtx(void)
     nvtxDomainRangePushEx(other, &a);
     launch(triton, 3);
     nvtxDomainRangePop(other);
+}
+
+static void one_step(void)
+{
+    nvtxRangePushA("step");
+    launch(add1, 1);
+    nvtxRangePop();
+}
+
+static void step_handler(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    one_step();
+    errno = saved;
+}
+
+static void nvtx_steps(int n, int in_handler)
+{
+    if (in_handler) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = step_handler;
+        sigaction(SIGUSR1, &sa, NULL);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (int i = 0; i < n; i++) {
+        if (in_handler)
+            raise(SIGUSR1);
+        else
+            one_step();
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("loop_us %ld\n",
+           (long)((t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000));
+    scn_print_peak_rss();
 }
 
 static void nvtx_domains(void)
@@ -308,6 +349,8 @@ int main(int argc, char **argv)
         if (argc > 3) sleep_ms(atol(argv[3])); /* the last window's GPU work ends meanwhile */
     } else if (!strcmp(argv[1], "nvtx")) {
         nvtx();
+    } else if (!strcmp(argv[1], "nvtx-steps") && argc > 2) {
+        nvtx_steps(atoi(argv[2]), argc > 3 && !strcmp(argv[3], "handler"));
     } else if (!strcmp(argv[1], "nvtx-domains")) {
         nvtx_domains();
     } else if (!strcmp(argv[1], "signal-threads") && argc > 2) {
