@@ -12,10 +12,9 @@
  * closing it stores the idle mode and leaves the rest to a helper thread: it cuts
  * (reads every site's records, summary.c), then writes the window's summary from the
  * difference between this cut and the previous one. A window cannot reopen before its
- * predecessor is cut (the reopen waits for the helper), so no launch is counted in two
- * windows or in none; a launch in flight when its window closes counts in the next one.
- * cuProfilerStop waits (bounded, 5 s) for its window's cut, so the launches the program makes
- * after it never mix in. Nothing is written by a hook or a signal handler.
+ * predecessor is cut (an open waits for the helper, bounded, 5 s; a close never waits), so no
+ * launch is counted in two windows or in none; a launch in flight when its window closes
+ * counts in the next one. Nothing is written by a hook or a signal handler.
  *
  * A window's program-context rows are its own too: each cut also sums every thread's
  * (context, site) cells (context_stats.c), and the window's rows are the difference. With a
@@ -370,7 +369,7 @@ static void *helper(void *unused)
                    ? atomic_load(&start_ns) + every
                    : nvtxcorr_prof_process.start_ns + nvtxcorr_config.window_delay_ns;
     while (!atomic_load(&exiting)) {
-        /* Signal windows are only seen here: the handler takes no lock, so this polls. */
+        /* A close wakes this thread (futex); it also looks every 20 ms, and at every: times. */
         uint64_t wait_ns = 20 * 1000 * 1000, now = nvtxcorr_prof_realtime_ns();
         if (next && next > now && next - now < wait_ns) wait_ns = next - now;
         unsigned seen = atomic_load(&wakes); /* a wake after this load ends the wait */
