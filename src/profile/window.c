@@ -35,7 +35,7 @@
 
 #include "context/context.h"
 #include "internal.h"
-#include "labels/names.h"
+#include "names.h"
 #include "window_spec.h"
 
 /* OPENING and STOPPING: an opener or a closer is storing its timestamp and reason, between
