@@ -75,8 +75,11 @@ static void note(const char *a, const char *b, const char *c)
     note_in(gpu_note, a, b, c);
 }
 
+/* None while CUPTI is starting: the starting thread writes the note, and a window's summary
+ * may be written meanwhile on the helper (the note is read once start_pending is clear). */
 const char *nvtxcorr_prof_gpu_note(void)
 {
+    if (atomic_load(&start_pending)) return NULL;
     return gpu_note[0] ? gpu_note : NULL;
 }
 

@@ -33,8 +33,8 @@ def test_fork_while_threads_launch_in_profile_mode(env):
     """The same storm in profile and trace mode with GPU time (the fake CUPTI, no tool):
     profile mode's locks (CUPTI's records, the trace's file, the sites, the thread blocks,
     CUPTI's spare buffers) are taken in the core's one fork order too (docs/design.md, Fork),
-    so no child hangs or fails, and the parent's summary is whole. Children _exit: only the
-    parent writes one."""
+    so no child hangs or fails, and the parent's summary is whole. Children _exit, which writes
+    a summary as exit() does: one each, of the child's own launches."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-forkstorm-")
     extra = {"NVTXCORR_PROFILE": os.path.join(tmp, "p.%p.json"),
              "NVTXCORR_TRACE": os.path.join(tmp, "t.%p.json"), "NVTXCORR_GPU": "1"}
@@ -48,10 +48,13 @@ def test_fork_while_threads_launch_in_profile_mode(env):
         check(m, run.out)
         check(m[2] == "0" and m[3] == "0" and m[1] == "60",
               f"{m[2]} of {m[1]} forked children hung, {m[3]} failed")
-        sums = [f for f in os.listdir(tmp) if f.startswith("p.")]
-        check(len(sums) == 1, f"summaries {sorted(os.listdir(tmp))}")
-        d = json.load(open(os.path.join(tmp, sums[0])))
+        sums = [json.load(open(os.path.join(tmp, f))) for f in os.listdir(tmp)
+                if f.startswith("p.")]
+        check(len(sums) == 61, f"{len(sums)} summaries for 60 children and their parent")
+        d = max(sums, key=lambda s: s["totals"]["launches"])  # the parent's
         check(d["totals"]["launches"] > 0 and d["totals"]["graph_launches"] > 0, f"{d['totals']}")
+        check(all(s["totals"]["launches"] > 0 for s in sums),
+              f"{[s['totals']['launches'] for s in sums]}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
