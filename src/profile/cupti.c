@@ -54,9 +54,15 @@
 
 _Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
 /* Why there is no (or only partial) GPU time: written here only, read through
- * nvtxcorr_prof_gpu_note; others say why through nvtxcorr_prof_gpu_set_partial. */
+ * nvtxcorr_prof_gpu_note; others say why through nvtxcorr_prof_gpu_set_partial. Two buffers,
+ * one shown (a pointer published with release): CUPTI's start writes its outcome on the first
+ * launching thread while a window's summary may read the note on the window helper, so the
+ * start writes the buffer not shown and then shows it. The other writers (start-up, a forked
+ * child, the summary's end) write the shown one, while no summary reads it. */
 enum { NOTE_SIZE = 512 };
-static char gpu_note[NOTE_SIZE];
+static char note_bufs[2][NOTE_SIZE];
+static char *_Atomic note_shown = note_bufs[0];
+static char *note_target = note_bufs[0]; /* where note() writes */
 static int gpu_tried, warn_at_launch;
 /* CUPTI starts at the first launch, not at initialisation: initialisation can run inside
  * cudart's own start-up (its cuGetProcAddress calls) or a library constructor, where enabling
@@ -72,25 +78,24 @@ static void note_in(char *to, const char *a, const char *b, const char *c)
 }
 static void note(const char *a, const char *b, const char *c)
 {
-    note_in(gpu_note, a, b, c);
+    note_in(note_target, a, b, c);
 }
 
-/* None while CUPTI is starting: the starting thread writes the note, and a window's summary
- * may be written meanwhile on the helper (the note is read once start_pending is clear). */
 const char *nvtxcorr_prof_gpu_note(void)
 {
-    if (atomic_load(&start_pending)) return NULL;
-    return gpu_note[0] ? gpu_note : NULL;
+    const char *shown = atomic_load_explicit(&note_shown, memory_order_acquire);
+    return shown[0] ? shown : NULL;
 }
 
 /* Async-signal-safe: a plain copy. */
 void nvtxcorr_prof_gpu_set_partial(const char *why)
 {
-    if (gpu_note[0] != 0) return;
+    char *shown = atomic_load_explicit(&note_shown, memory_order_acquire);
+    if (shown[0] != 0) return;
     size_t n = strlen(why);
-    if (n >= sizeof gpu_note) n = sizeof gpu_note - 1;
-    memcpy(gpu_note, why, n);
-    gpu_note[n] = 0;
+    if (n >= NOTE_SIZE) n = NOTE_SIZE - 1;
+    memcpy(shown, why, n);
+    shown[n] = 0;
 }
 
 #ifdef NVTXCORR_HAVE_CUPTI
@@ -129,7 +134,7 @@ static struct {
 enum { BUFFER_BYTES = 1 << 20 };
 static uint64_t ts_offset; /* CUPTI time - trace time (mod 2^64), when CUPTI keeps its own clock */
 
-/* Why CUPTI did not start, as the CUPTI thread found it (copied into gpu_note by the thread
+/* Why CUPTI did not start, as the CUPTI thread found it (copied into the note by the thread
  * that waited for it, unless that one gave up waiting and wrote its own reason). */
 static char start_note[NOTE_SIZE];
 
@@ -671,7 +676,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
     uint64_t n = atomic_load_explicit(&push_failures, memory_order_relaxed);
     if (n == 0 || noted++) return;
     /* Async-signal-safe (the summary may be written from a signal handler): no snprintf. */
-    char count[24], *note = gpu_note;
+    char count[24], *note = atomic_load_explicit(&note_shown, memory_order_acquire);
     count[nvtxcorr_fmt_u64(count, n)] = 0;
     const char *parts[] = {
         note[0] ? "; " : "",
@@ -680,7 +685,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
         n == 1 ? " launch (" : " launches (",
         atomic_load_explicit(&push_error_set, memory_order_acquire) ? push_error : "CUPTI error",
         "): their GPU time is in gpu_uncorrelated_ns, not in their labels"};
-    nvtxcorr_prof_join(note, sizeof gpu_note, strlen(note), parts, sizeof parts / sizeof *parts);
+    nvtxcorr_prof_join(note, NOTE_SIZE, strlen(note), parts, sizeof parts / sizeof *parts);
 }
 
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
@@ -842,7 +847,7 @@ static int start_cupti(void)
         return -1;
     }
     if (expected == START_FAILED) {
-        memcpy(gpu_note, start_note, sizeof start_note);
+        memcpy(note_target, start_note, sizeof start_note);
         return -1;
     }
     return 0;
@@ -936,7 +941,8 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
 
 static void warn_unavailable(void)
 {
-    nvtxcorr_prof_say("warn", "GPU time unavailable: ", gpu_note, (char *)NULL);
+    nvtxcorr_prof_say("warn", "GPU time unavailable: ",
+                      atomic_load_explicit(&note_shown, memory_order_acquire), (char *)NULL);
 }
 
 /* At profile mode's start (the core's initialisation, on the slow-path stack). */
@@ -983,9 +989,11 @@ static void start_at_launch(void)
         return;
     }
     int r = -1;
+    note_target = note_shown == note_bufs[0] ? note_bufs[1] : note_bufs[0];
+    note_target[0] = 0; /* the outcome: none when CUPTI starts */
     nvtxcorr_on_fresh_stack(LOAD_STACK, start_cupti_here, &r);
+    atomic_store_explicit(&note_shown, note_target, memory_order_release);
     if (r == 0) {
-        gpu_note[0] = 0;
         nvtxcorr_prof_exit_gpu_started();
         nvtxcorr_prof_gpu_on = PROF_GPU_COLLECTING;
     } else {
@@ -1018,9 +1026,9 @@ void nvtxcorr_prof_gpu_after_fork(void)
     nvtxcorr_prof_gpu_on = PROF_GPU_OFF;
     if (was_on) note("forked child: CUPTI's state does not follow fork", NULL, NULL);
     /* Said again by a child that profiles (launches), not by one that only execs. */
-    warn_at_launch = nvtxcorr_config.profile && gpu_note[0] &&
-                     strncmp(gpu_note, "NVTXCORR_GPU=", 13) &&
-                     strncmp(gpu_note, "an NVTX tool", 12);
+    const char *shown = atomic_load_explicit(&note_shown, memory_order_acquire);
+    warn_at_launch = nvtxcorr_config.profile && shown[0] && strncmp(shown, "NVTXCORR_GPU=", 13) &&
+                     strncmp(shown, "an NVTX tool", 12);
     nvtxcorr_prof_gpu_on = warn_at_launch ? PROF_GPU_AT_NEXT_LAUNCH : PROF_GPU_OFF;
 }
 
