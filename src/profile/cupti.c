@@ -166,7 +166,9 @@ static struct {
 } lent[LENT_MAX];
 static unsigned generation; /* under spare_lock */
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
-static pid_t cupti_pid; /* the process CUPTI was started in: a forked child lends nothing */
+/* The process CUPTI was started in: a forked child lends nothing. Atomic: CUPTI may ask for a
+ * buffer on any thread, with nothing between the start's store and that thread's load. */
+static _Atomic pid_t cupti_pid;
 
 static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
 {
@@ -175,7 +177,8 @@ static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *ma
     *buffer = NULL;
     *size = 0;
     *max_records = 0;
-    if (getpid() != cupti_pid) return; /* CUPTI's state survived a fork: give it nothing */
+    if (getpid() != atomic_load_explicit(&cupti_pid, memory_order_relaxed))
+        return;              /* CUPTI's state survived a fork: give it nothing */
     nvtxcorr_thread.depth++; /* our locks are held: an exit() on this thread must not wait */
     pthread_mutex_lock(&spare_lock);
     int slot = -1;
@@ -343,7 +346,7 @@ static int load_cupti(void)
     }
     CUPTI_FUNCTIONS(RESOLVE)
 #undef RESOLVE
-    cupti_pid = getpid();
+    atomic_store_explicit(&cupti_pid, getpid(), memory_order_relaxed);
     const nvtxcorr_profile_site_t *not_hooked = nvtxcorr_prof_op_site("[not hooked]");
     if (not_hooked != NULL) nvtxcorr_prof_not_hooked_site = not_hooked->id;
     if (nvtxcorr_prof_gpu_init() != 0) {

@@ -19,7 +19,7 @@ For its own tests (tests/gpu/test_gpu_check.py, on the fakes): GPU_CHECK_PREBUIL
 skips the CMake build and uses that build's library and recorder; GPU_CHECK_BUILD=<dir> is
 the CMake build directory (default build-gpu); GPU_CHECK_WORK=<dir> the scratch directory
 (default build-gpu/check); GPU_CHECK_ONLY=<step,...> runs only those steps
-of native, torch, gpu-time, ncu, throughput.
+of native, torch, gpu-time, op-cost, ncu, throughput.
 """
 import atexit
 import json
@@ -825,14 +825,14 @@ def main(argv):
     arch = cap if cap.isdigit() else "90"
     try:
         built = build(c, arch)
-        only = os.environ.get("GPU_CHECK_ONLY", "native,torch,gpu-time,ncu,throughput")
+        only = os.environ.get("GPU_CHECK_ONLY", "native,torch,gpu-time,op-cost,ncu,throughput")
         if built is not None:
             has_torch, why = torch_info(c)
             for step, fn in (("native", lambda: native_scenarios(c, built)),
                              ("torch", lambda: torch_scenarios(c, has_torch, why)),
                              ("gpu-time", lambda: (gpu_time_programs(c, built),
-                                                   gpu_time(c, has_torch, why),
-                                                   op_cost(c, has_torch, why))),
+                                                   gpu_time(c, has_torch, why))),
+                             ("op-cost", lambda: op_cost(c, has_torch, why)),
                              ("ncu", lambda: ncu(c, built)),
                              ("throughput", lambda: throughput(c, has_torch, why, built))):
                 if step in only.split(","):
