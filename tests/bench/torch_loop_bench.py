@@ -22,9 +22,12 @@ callbacks setup makes no API record and no callback for a call that is not a lau
 no kernel uncorrelated; it never judges time.
 """
 import argparse
+import atexit
 import json
 import os
 import random
+import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -49,7 +52,7 @@ def env_for(b, config, out=None, stats=None, costs=True):
     e["LD_LIBRARY_PATH"] = os.path.join(b.build, "fakes")
     if config == "bare":
         return e
-    e.update({"LD_PRELOAD": os.path.join(b.build, "lib", "libnvtxcorr.so"), "NVTXCORR": "1",
+    e.update({"LD_PRELOAD": b.lib, "NVTXCORR": "1",
               "NVTXCORR_PROFILE": out or os.devnull, "NVTXCORR_GPU": "0"})
     if config in ("callbacks", "external"):
         e.update({"NVTXCORR_GPU": "1",
@@ -110,6 +113,14 @@ def main():
         return 0
     if b.smoke:
         b.reps, b.ops, b.batches = 2, 2000, 2
+    b.lib = os.path.join(b.build, "lib", "libnvtxcorr.so")
+    if re.search(r"[\s:]", b.lib):
+        # ld.so splits LD_PRELOAD at spaces and colons (a clone under "My Projects"): the
+        # library is preloaded through a link in a temporary directory.
+        links = tempfile.mkdtemp(prefix="nvtxcorr-torch-loop-")
+        atexit.register(shutil.rmtree, links, True)
+        os.symlink(b.lib, os.path.join(links, "libnvtxcorr.so"))
+        b.lib = os.path.join(links, "libnvtxcorr.so")
     ns = {c: [] for c, _ in CONFIGS}
     for _ in range(b.reps):
         order = [c for c, _ in CONFIGS]

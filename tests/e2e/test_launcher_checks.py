@@ -5,6 +5,7 @@ its final table. Each run asserts whether the command ran at all (it writes a ma
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import subprocess
@@ -273,7 +274,8 @@ def test_launcher_nested_says_what_it_replaces(env):
     --window or stat wins for its command, and one warning names both the outer setting and
     its own; the outer's is kept, without a word, where the inner one sets nothing."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-nested-")
-    prog = f"{launcher(env)} {{}} {env.prog('scn_driver')} direct >/dev/null"
+    prog = (f"{shlex.quote(launcher(env))} {{}} {shlex.quote(env.prog('scn_driver'))} direct "
+            ">/dev/null")
     path = lambda name: os.path.join(tmp, name)
 
     def nested(outer, inner):
