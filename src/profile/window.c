@@ -121,14 +121,21 @@ static void wait_for_cut(unsigned n)
     }
 }
 
+/* Whether another window may open: count: not reached, and delay: passed (every: starts its
+ * first window after the delay itself). */
+static int may_open(void)
+{
+    unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
+    if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return 0;
+    return nvtxcorr_config.window_kind == NVTXCORR_WINDOW_EVERY ||
+           since_start_ns() >= nvtxcorr_config.window_delay_ns;
+}
+
 /* Async-signal-safe: atomics, and nvtxcorr_set_mode's pthread_sigmask. */
 static void open_window(int reason)
 {
+    if (!may_open()) return;
     unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
-    if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return;
-    if (nvtxcorr_config.window_kind != NVTXCORR_WINDOW_EVERY &&
-        since_start_ns() < nvtxcorr_config.window_delay_ns)
-        return;
     int expected = CLOSED;
     if (atomic_compare_exchange_strong(&state, &expected, OPENING)) {
         atomic_store(&nvtxcorr_prof_windows_opened, n + 1);
@@ -262,13 +269,6 @@ static void on_range(int push, const char *domain, const char *message)
  * never leave the window the other way round from their count. A toggle that would open while
  * no window may (delay:, count:) is not counted, as other triggers are ignored then. */
 static _Atomic unsigned toggles;
-
-static int may_open(void)
-{
-    unsigned n = atomic_load(&nvtxcorr_prof_windows_opened);
-    if (nvtxcorr_config.window_count && n >= nvtxcorr_config.window_count) return 0;
-    return since_start_ns() >= nvtxcorr_config.window_delay_ns;
-}
 
 /* Async-signal-safe: the window made open or closed as the toggles want, where the state is
  * settled; a pending cut leaves it to the helper. */
