@@ -4,44 +4,67 @@
 set(NVTXCORR_EXPORTS_MAP ${CMAKE_CURRENT_BINARY_DIR}/exports.map)
 add_custom_command(
   OUTPUT ${NVTXCORR_EXPORTS_MAP}
-  COMMAND ${CMAKE_C_COMPILER} -E -P -x c ${CMAKE_CURRENT_SOURCE_DIR}/exports.map.in
-          -I${CMAKE_CURRENT_SOURCE_DIR} -o ${NVTXCORR_EXPORTS_MAP}
-  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/exports.map.in ${CMAKE_CURRENT_SOURCE_DIR}/hooks.def
+  COMMAND ${CMAKE_C_COMPILER} -E -P -x c ${CMAKE_CURRENT_SOURCE_DIR}/hooks/exports.map.in
+          -I${CMAKE_CURRENT_SOURCE_DIR}/core -o ${NVTXCORR_EXPORTS_MAP}
+  DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/hooks/exports.map.in
+          ${CMAKE_CURRENT_SOURCE_DIR}/core/hooks.def
   COMMENT "Deriving the export list from hooks.def")
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
-set(NVTXCORR_PRELOAD_SOURCES
-  init.c config.c window_spec.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
-  handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c routes.c
-  # Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
-  context/nvtx_tool.c context/tree.c
-  # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
-  profile/profile.c profile/stats.c profile/intern.c profile/clock.c profile/out.c
-  profile/summary.c profile/window.c profile/summary_json.c profile/summary_csv.c profile/summary_text.c
-  profile/summary_context.c
-  profile/trace.c profile/trace_chrome.c profile/trace_kineto.c profile/trace_meta.c profile/trace_writer.c profile/exit.c profile/path.c profile/sigaction.c
-  profile/pages.c profile/histogram.c profile/context_stats.c profile/devices.c
-  # GPU time (CUPTI, loaded at run time) in profile mode.
-  profile/cupti.c profile/cupti_load.c profile/gpu.c)
+# The library's layers, from the bottom (docs/design.md, "Layers"): each calls only the ones
+# below it, and each is an object library of its own, so that the linker can tell
+# (check-layers --objects: style.layers). The label library (src/labels) is the lowest.
+set(NVTXCORR_LAYERS core context profile hooks)
+# The core: configuration, diagnostics, process state, real functions, labels by handle,
+# graphs, captures, NVTX emission.
+set(NVTXCORR_LAYER_core
+  core/config.c core/log.c core/io.c core/state.c core/fork.c core/slowstack.c core/resolve.c
+  core/routes.c core/cuda_calls.c core/handle_map.c core/emit.c core/kernels.c core/graphs.c
+  core/capture.c core/window_spec.c)
+# Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
+set(NVTXCORR_LAYER_context context/inject.c context/nvtx_tool.c context/tree.c)
+# Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), with GPU time from CUPTI (loaded at run
+# time).
+set(NVTXCORR_LAYER_profile
+  # base: memory, strings, the clock, the histogram, the writer, this process's facts
+  profile/base/pages.c profile/base/intern.c profile/base/clock.c profile/base/histogram.c
+  profile/base/out.c profile/base/path.c profile/base/process.c profile/base/devices.c
+  # counting: sites, records, program context, windows as counts
+  profile/counting/stats.c profile/counting/context_stats.c profile/counting/windows.c
+  # GPU time: the session, the aggregator, the CUPTI adapter
+  profile/gpu/session.c profile/gpu/gpu.c profile/gpu/cupti_load.c profile/gpu/cupti.c
+  # output: the summary and its writers, the trace and its forms
+  profile/output/summary.c profile/output/summary_json.c profile/output/summary_csv.c
+  profile/output/summary_text.c profile/output/summary_context.c profile/output/trace.c
+  profile/output/trace_chrome.c profile/output/trace_kineto.c profile/output/trace_meta.c
+  profile/output/trace_writer.c
+  # lifecycle: windows, signals, the exit
+  profile/lifecycle/window.c profile/lifecycle/sigaction.c profile/lifecycle/exit.c
+  # the front door (profile.h): the launch path, start-up and fork
+  profile/profile.c)
+# The hooks: every exported entry point, the resolvers' answers and initialisation, which
+# starts everything below.
+set(NVTXCORR_LAYER_hooks
+  hooks/init.c hooks/claim.c hooks/dlsym.c hooks/procaddr.c hooks/driver_hooks.c
+  hooks/runtime_hooks.c)
+set(NVTXCORR_PRELOAD_SOURCES)
+foreach(_layer ${NVTXCORR_LAYERS})
+  list(APPEND NVTXCORR_PRELOAD_SOURCES ${NVTXCORR_LAYER_${_layer}})
+endforeach()
 
-function(nvtxcorr_preload_library target outdir)
-  add_library(${target} MODULE ${ARGN})
-  set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME nvtxcorr
-    C_VISIBILITY_PRESET hidden LIBRARY_OUTPUT_DIRECTORY ${outdir})
-  add_dependencies(${target} nvtxcorr_exports)
+# Compiles `target` as the preload library's code is compiled.
+function(nvtxcorr_preload_flags target)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context
-    ${PROJECT_SOURCE_DIR}/include
-    ${PROJECT_BINARY_DIR}/include)
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
   # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
   # a CUDA or NVTX library.
   target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  set_target_properties(${target} PROPERTIES C_VISIBILITY_PRESET hidden
+    POSITION_INDEPENDENT_CODE ON)
   # Hooking deprecated entry points (cudaGetDriverEntryPoint) is the point.
   target_compile_options(${target} PRIVATE -fno-semantic-interposition
     -Wno-deprecated-declarations)
-  target_link_options(${target} PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
-    -Wl,-z,defs -Wl,--as-needed)
-  target_link_libraries(${target} PRIVATE CUDA::nvtx3 ${CMAKE_DL_LIBS} Threads::Threads)
+  target_link_libraries(${target} PRIVATE CUDA::nvtx3)
   # CUPTI's headers only (libcupti is dlopened by profile/cupti.c), after the CUDA headers.
   if(NVTXCORR_CUPTI_INCLUDE_DIR)
     target_include_directories(${target} SYSTEM AFTER PRIVATE ${NVTXCORR_CUPTI_INCLUDE_DIR})
@@ -50,9 +73,44 @@ function(nvtxcorr_preload_library target outdir)
   nvtxcorr_target_flags(${target})
 endfunction()
 
-nvtxcorr_preload_library(nvtxcorr ${CMAKE_BINARY_DIR}/lib ${NVTXCORR_PRELOAD_SOURCES})
+# One preload library: an object library per layer (${target}_<layer>, compiled with `options`
+# and `definitions`), linked into the MODULE with `extra` objects (the sanitized builds' own
+# label library).
+function(nvtxcorr_preload_library target outdir)
+  cmake_parse_arguments(P "" "" "OPTIONS;DEFINITIONS;LINK_OPTIONS;EXTRA" ${ARGN})
+  set(_objects)
+  foreach(_layer ${NVTXCORR_LAYERS})
+    add_library(${target}_${_layer} OBJECT ${NVTXCORR_LAYER_${_layer}})
+    nvtxcorr_preload_flags(${target}_${_layer})
+    add_dependencies(${target}_${_layer} nvtxcorr_labels)
+    target_compile_options(${target}_${_layer} PRIVATE ${P_OPTIONS})
+    target_compile_definitions(${target}_${_layer} PRIVATE ${P_DEFINITIONS})
+    list(APPEND _objects $<TARGET_OBJECTS:${target}_${_layer}>)
+  endforeach()
+  add_library(${target} MODULE ${_objects} ${P_EXTRA})
+  nvtxcorr_preload_flags(${target})
+  target_compile_options(${target} PRIVATE ${P_OPTIONS})
+  target_compile_definitions(${target} PRIVATE ${P_DEFINITIONS})
+  set_target_properties(${target} PROPERTIES PREFIX "lib" OUTPUT_NAME nvtxcorr
+    LIBRARY_OUTPUT_DIRECTORY ${outdir} LINKER_LANGUAGE C)
+  add_dependencies(${target} nvtxcorr_exports)
+  target_link_options(${target} PRIVATE -Wl,--version-script=${NVTXCORR_EXPORTS_MAP}
+    -Wl,-z,defs -Wl,--as-needed ${P_LINK_OPTIONS})
+  target_link_libraries(${target} PRIVATE ${CMAKE_DL_LIBS} Threads::Threads)
+endfunction()
+
+nvtxcorr_preload_library(nvtxcorr ${CMAKE_BINARY_DIR}/lib)
 target_link_libraries(nvtxcorr PRIVATE nvtxcorr_labels)
 install(TARGETS nvtxcorr LIBRARY DESTINATION lib)
+
+# The objects of each layer, for the layer test (scripts/check-layers --objects DIR, CTest
+# style.layers): layers/<layer>.objects in the build tree, one path a line.
+foreach(_layer ${NVTXCORR_LAYERS})
+  file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/layers/${_layer}.objects
+    CONTENT "$<JOIN:$<TARGET_OBJECTS:nvtxcorr_${_layer}>,\n>\n")
+endforeach()
+file(GENERATE OUTPUT ${CMAKE_BINARY_DIR}/layers/labels.objects
+  CONTENT "$<TARGET_FILE:nvtxcorr_labels>\n")
 
 # The same library built with ASan and UBSan (label code included), for the tests: the whole
 # end-to-end suite runs against it with the sanitizer runtimes preloaded first (CTest
@@ -64,11 +122,11 @@ if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID S
   get_target_property(_labels_sources nvtxcorr_labels SOURCES)
   list(TRANSFORM _labels_sources PREPEND ${CMAKE_CURRENT_SOURCE_DIR}/labels/)
   nvtxcorr_preload_library(nvtxcorr_sanitized ${CMAKE_BINARY_DIR}/lib-sanitized
-    ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
-  target_compile_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined
-    -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
-  target_compile_definitions(nvtxcorr_sanitized PRIVATE NVTXCORR_NO_ENTRY_STUBS)
-  target_link_options(nvtxcorr_sanitized PRIVATE -fsanitize=address,undefined)
+    OPTIONS -fsanitize=address,undefined -fno-omit-frame-pointer
+            -fno-sanitize-recover=undefined
+    DEFINITIONS NVTXCORR_NO_ENTRY_STUBS
+    LINK_OPTIONS -fsanitize=address,undefined
+    EXTRA ${_labels_sources})
 endif()
 
 # The same library built with ThreadSanitizer (label code included), for the tests: the whole
@@ -77,9 +135,9 @@ endif()
 if(NVTXCORR_BUILD_TESTS AND NVTXCORR_INSTRUMENTED_LIBS AND CMAKE_C_COMPILER_ID STREQUAL "GNU"
    AND NOT NVTXCORR_SANITIZE)
   nvtxcorr_preload_library(nvtxcorr_tsan ${CMAKE_BINARY_DIR}/lib-tsan
-    ${NVTXCORR_PRELOAD_SOURCES} ${_labels_sources})
-  target_compile_options(nvtxcorr_tsan PRIVATE -fsanitize=thread -fno-omit-frame-pointer)
-  target_link_options(nvtxcorr_tsan PRIVATE -fsanitize=thread)
+    OPTIONS -fsanitize=thread -fno-omit-frame-pointer
+    LINK_OPTIONS -fsanitize=thread
+    EXTRA ${_labels_sources})
 endif()
 
 # The core's pure pieces as objects of their own, for the unit tests (tests/unit): the handle
@@ -87,10 +145,10 @@ endif()
 # expansion, compiled as the library compiles them and linked into a program without
 # preloading anything.
 if(NVTXCORR_BUILD_TESTS)
-  add_library(nvtxcorr_core_units OBJECT handle_map.c procaddr.c resolve.c driver.c routes.c
-    profile/out.c profile/histogram.c profile/path.c context/tree.c)
+  add_library(nvtxcorr_core_units OBJECT core/handle_map.c hooks/procaddr.c core/resolve.c
+    hooks/claim.c core/cuda_calls.c core/routes.c profile/base/out.c profile/base/histogram.c
+    profile/base/path.c context/tree.c)
   target_include_directories(nvtxcorr_core_units PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}
-    ${CMAKE_CURRENT_SOURCE_DIR}/labels ${CMAKE_CURRENT_SOURCE_DIR}/context
     ${PROJECT_SOURCE_DIR}/include
     ${PROJECT_BINARY_DIR}/include)
   target_include_directories(nvtxcorr_core_units SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})

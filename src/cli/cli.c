@@ -9,7 +9,7 @@
 #include <nvtxcorr/version.h>
 
 #include "doctor.h"
-#include "window_spec.h"
+#include "core/window_spec.h"
 #include "labels.h"
 #include "names.h"
 

@@ -26,10 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
-
 #include "context.h"
-#include "nvtxcorr.h"
-
+#include "core/attributes.h"
+#include "core/config.h"
+#include "core/emit.h"
+#include "core/log.h"
+#include "core/resolve.h"
 __thread nvtxcorr_context_thread_t nvtxcorr_context_self __attribute__((tls_model("initial-exec")));
 nvtxcorr_context_counts_t nvtxcorr_context_counts;
 

@@ -7,10 +7,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-
 #include "context.h"
-#include "nvtxcorr.h"
-
+#include "core/attributes.h"
 typedef struct node {
     uint32_t parent, hash;
     unsigned depth;

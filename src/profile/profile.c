@@ -14,11 +14,29 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#include "internal.h"
-#include "labels.h"
-#include "record.h"
-
+#include "context/context.h"
+#include "core/attributes.h"
+#include "core/capture.h"
+#include "core/config.h"
+#include "core/emit.h"
+#include "core/fork.h"
+#include "core/graphs.h"
+#include "core/map.h"
+#include "core/record.h"
+#include "core/slowstack.h"
+#include "core/state.h"
+#include "profile.h"
+#include "profile/base/clock.h"
+#include "profile/base/out.h"
+#include "profile/base/process.h"
+#include "profile/counting/context_stats.h"
+#include "profile/counting/stats.h"
+#include "profile/gpu/cupti.h"
+#include "profile/gpu/gpu.h"
+#include "profile/gpu/session.h"
+#include "profile/lifecycle/exit.h"
+#include "profile/lifecycle/window.h"
+#include "profile/output/trace.h"
 typedef struct site_job {
     nvtxcorr_profile_kind_t kind;
     nvtxcorr_record_t *record;
@@ -182,24 +200,6 @@ int nvtxcorr_stub_prof_result(void)
     return stub_launch.result;
 }
 
-/* ---- helper threads (window.c's, trace_writer.c's) ---- */
-/* Starts fn on a detached thread that blocks every signal: the program's threads take them,
- * as without nvtxcorr. 0, or pthread_create's error. */
-int nvtxcorr_prof_helper_thread(void *(*fn)(void *))
-{
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int err = pthread_create(&t, &attr, fn, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return err;
-}
-
 /* ---- start-up and fork ---- */
 /* The child's own state, once every lock is fresh (this step is first of the prepare order,
  * so last in the child's). */
@@ -286,8 +286,6 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
         h = (h ^ *c) * 0x100000001b3ull;
     return h;
 }
-
-uint64_t nvtxcorr_prof_label_hash;
 
 /* The label table's file and inline rules, hashed once (the summary's "label_table"): two
  * summaries labelled by different tables are not compared as equals. */

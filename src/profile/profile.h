@@ -20,14 +20,13 @@
 #define NVTXCORR_PROFILE_H
 
 #include <stdint.h>
-
-#include "nvtxcorr.h"
-
+#include "core/map.h"
+#include "core/record.h"
 /* The kinds of launch handle, each with its own statistics map: the core's kinds. */
 typedef enum {
-    NVTXCORR_PROFILE_FUNCTION = NVTXCORR_HANDLE_FUNCTION, /* CUfunction / CUkernel */
-    NVTXCORR_PROFILE_HOST = NVTXCORR_HANDLE_HOST,         /* runtime host stub */
-    NVTXCORR_PROFILE_GRAPH = NVTXCORR_HANDLE_GRAPH        /* CUgraphExec */
+    NVTXCORR_PROFILE_FUNCTION, /* CUfunction / CUkernel */
+    NVTXCORR_PROFILE_HOST,     /* runtime host stub */
+    NVTXCORR_PROFILE_GRAPH     /* CUgraphExec */
 } nvtxcorr_profile_kind_t;
 
 /* Before anything slow (the NVTX tool's load): the process's facts, the signal handlers and

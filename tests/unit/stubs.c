@@ -1,18 +1,24 @@
 /* Stand-ins for the parts of the library the unit-tested objects refer to but the tests do
  * not exercise: initialisation (init.c), settings (config.c: the environment read directly),
- * diagnostics (log.c), the captures and the NVTX tool routes.c reads, glibc's dlsym behind our
- * override (dlsym.c) and the hooks themselves (their hidden aliases, one per row of hooks.def, used
- * by resolve.c's table only as addresses). */
+ * diagnostics (log.c), the process state routes.c reads (state.c), and the hooks themselves (their
+ * hidden aliases, one per row of hooks.def, used by claim.c's table only as addresses). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
-
-#include "nvtxcorr.h"
-
+#include "context/context.h"
+#include "core/config.h"
+#include "core/fork.h"
+#include "core/io.h"
+#include "core/log.h"
+#include "core/resolve.h"
+#include "core/state.h"
+#include "hooks/init.h"
 /* The tests run as an active library: resolvers hand out hooks. */
 _Atomic int nvtxcorr_mode = NVTXCORR_MODE_ACTIVE;
+int nvtxcorr_log_level = NVTXCORR_LOG_ERROR;
+void *_Atomic nvtxcorr_real_fn[NVTXCORR_SLOT_COUNT];
 
 int nvtxcorr_init_slow(void)
 {
@@ -54,17 +60,11 @@ void nvtxcorr_fork_mutex(void *mutex, nvtxcorr_fork_t phase)
 _Atomic unsigned nvtxcorr_captures_open;
 void *nvtxcorr_tool_push, *nvtxcorr_tool_pop;
 
-void *nvtxcorr_real_dlsym(void *handle, const char *name)
-{
-    return dlsym(handle, name);
-}
-
 #define DRIVER(kind, sym, ...)                                                                     \
     void nvtxcorr_local_##sym(void);                                                               \
     void nvtxcorr_local_##sym(void) {}
 #define RUNTIME DRIVER
-#include "hooks.def"
+#include "core/hooks.def"
 
 /* context/tree.c counts the paths it records as [other] here (context/nvtx_tool.c's). */
-#include "context.h"
 nvtxcorr_context_counts_t nvtxcorr_context_counts;

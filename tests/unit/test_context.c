@@ -2,8 +2,7 @@
  * back outermost first, a graph node's capture path joined under a launch's, and the bound on
  * distinct paths (past it, ["[other]"]). */
 #include <string.h>
-
-#include "context.h"
+#include "context/context.h"
 #include "test_core.h"
 
 static uint32_t child(uint32_t parent, const char *name)

@@ -5,8 +5,7 @@
  * directory given on the command line. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-
-#include "nvtxcorr.h"
+#include "core/cuda_calls.h"
 #include "test_core.h"
 
 static void *open_fake(const char *dir, const char *name)

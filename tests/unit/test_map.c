@@ -1,7 +1,7 @@
 /* The handle map (src/handle_map.c): tombstones, their trim, their reuse by an insert, and the
  * rebuild that drops them. Keys are chosen by their home slot (nvtxcorr_map_hash) so that
  * clusters are built on purpose. */
-#include "nvtxcorr.h"
+#include "core/map.h"
 #include "test_core.h"
 
 #define VALUE ((void *)0x10)

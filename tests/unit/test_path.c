@@ -4,8 +4,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
-
-#include "profile/internal.h"
+#include "profile/base/process.h"
 #include "test_core.h"
 
 static void expect(const char *pattern, size_t size, int want_rc, const char *want, int line)

@@ -2,7 +2,9 @@
  * the driver returned, the hook whose ABI the driver chose by name, cudaVersion and flags,
  * from the rows of hooks.def. The pointers here are functions of this program, which no
  * exported symbol names, so the choice is made from the table alone. */
-#include "nvtxcorr.h"
+#include "core/cuda_abi.h"
+#include "core/resolve.h"
+#include "hooks/hooks.h"
 #include "test_core.h"
 
 static void real_a(void) {}

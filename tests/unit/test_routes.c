@@ -6,8 +6,9 @@
  * ones after the newer refresh had returned: a capture's first launch could then take the
  * range path. This check counted about 25,000 such returns of 400,000.) */
 #include <pthread.h>
-
-#include "nvtxcorr.h"
+#include "core/resolve.h"
+#include "core/routes.h"
+#include "core/state.h"
 #include "test_core.h"
 
 /* As many routes as the library has (hooks.def's launch rows), so that a refresh takes as

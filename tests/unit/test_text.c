@@ -1,9 +1,9 @@
 /* Escaping (JSON strings in profile output, control bytes in label diagnostics) and the
  * histogram's bucket edges and percentiles (src/profile/histogram.c, internal.h). */
 #include <string.h>
-
-#include "names.h"
-#include "profile/internal.h"
+#include "labels/names.h"
+#include "profile/base/histogram.h"
+#include "profile/base/out.h"
 #include "test_core.h"
 
 static void expect_json(const char *in, size_t size, const char *want, int line)
