@@ -52,7 +52,7 @@ print(find("cuda.h") + ";" + find("nvtx3/nvToolsExt.h") + ";" + find("cudaProfil
     INTERFACE_LINK_LIBRARIES "${CMAKE_DL_LIBS}")
 endif()
 
-# CUPTI's headers, for profile mode's GPU time (src/profile/cupti.c): only headers, libcupti is
+# CUPTI's headers, for profile mode's GPU time (src/profile/gpu/cupti.c): only headers, libcupti is
 # loaded with dlopen at run time. The nvidia-cuda-cupti wheel's include directory, else the
 # toolkit's include or extras/CUPTI/include (also when the other headers come from the wheels:
 # CUPTI's declare only CUPTI's own types over cuda.h's). Added after CUDAToolkit_INCLUDE_DIRS,

@@ -33,7 +33,6 @@
 #include "core/log.h"
 #include "core/resolve.h"
 __thread nvtxcorr_context_thread_t nvtxcorr_context_self __attribute__((tls_model("initial-exec")));
-nvtxcorr_context_counts_t nvtxcorr_context_counts;
 
 #define MAGIC_DOMAIN 0x6e637844u /* "Dxcn" */
 #define MAGIC_STRING 0x6e637853u

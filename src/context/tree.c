@@ -9,6 +9,9 @@
 #include <string.h>
 #include "context.h"
 #include "core/attributes.h"
+/* What program context counted of the program's NVTX use (context.h): the tree's own bounds
+ * and the tool's (nvtx_tool.c). */
+nvtxcorr_context_counts_t nvtxcorr_context_counts;
 typedef struct node {
     uint32_t parent, hash;
     unsigned depth;

@@ -18,6 +18,7 @@
 #include "hooks.h"
 #include "init.h"
 #include "launch.h"
+#include "profile/counting/launch.h"
 #include "profile/profile.h"
 /* R: result type; NOTFOUND: returned only when no real function exists at all. */
 #define NVTXCORR_REAL_OR_FAIL(sym, NOTFOUND)                                                       \

@@ -30,6 +30,7 @@
 #include "profile/base/out.h"
 #include "profile/base/process.h"
 #include "profile/counting/context_stats.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/gpu/cupti.h"
 #include "profile/gpu/gpu.h"
@@ -37,6 +38,7 @@
 #include "profile/lifecycle/exit.h"
 #include "profile/lifecycle/window.h"
 #include "profile/output/trace.h"
+#include "profile/output/trace_api.h"
 typedef struct site_job {
     nvtxcorr_profile_kind_t kind;
     nvtxcorr_record_t *record;

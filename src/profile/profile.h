@@ -22,13 +22,10 @@
 #include <stdint.h>
 #include "core/map.h"
 #include "core/record.h"
-/* The kinds of launch handle, each with its own statistics map: the core's kinds. */
-typedef enum {
-    NVTXCORR_PROFILE_FUNCTION, /* CUfunction / CUkernel */
-    NVTXCORR_PROFILE_HOST,     /* runtime host stub */
-    NVTXCORR_PROFILE_GRAPH     /* CUgraphExec */
-} nvtxcorr_profile_kind_t;
-
+#include "profile/counting/launch.h"
+/* Re-exported for the hooks: the front door's entries that lower pieces define. */
+#include "profile/lifecycle/window.h"
+#include "profile/output/trace_api.h"
 /* Before anything slow (the NVTX tool's load): the process's facts, the signal handlers and
  * the trace's file, so that a SIGTERM while nvtxcorr initialises still writes the summary and
  * ends the trace. 0, or -1 when neither mode can start (then nvtxcorr_profile_init is not
@@ -42,22 +39,6 @@ int nvtxcorr_profile_init(void);
 int nvtxcorr_profile_mode(int tool);
 /* Once the mode is stored (init.c): windows start (their signal handler, their helper). */
 void nvtxcorr_profile_started(void);
-/* The cuProfilerStart (start 1) and cuProfilerStop (0) hooks, after the real call. */
-void nvtxcorr_profile_profiler_api(int start);
-
-/* ---- the launch path in profile mode ---- */
-typedef struct nvtxcorr_profile_site nvtxcorr_profile_site_t;
-
-typedef struct nvtxcorr_profile_launch {
-    nvtxcorr_profile_site_t *site; /* NULL only when out of memory: the launch is not counted */
-    const void *stream;
-    uint64_t start; /* clock ticks (clock.c) */
-    uint64_t ns;    /* CPU time inside the real call, set by nvtxcorr_profile_end */
-    uint64_t ext;   /* GPU time: the external correlation id pushed to CUPTI, or 0 */
-    uint32_t ctx;   /* program context: the node open on the thread (src/context/), or 0 */
-    int pushed, capturing;
-    int result; /* the stub's path: the call's result, kept here across profile mode's end */
-} nvtxcorr_profile_launch_t;
 
 /* `slow` and `map`: the core's slow path and handle map for the kind (hook_bodies.h). */
 void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind_t kind,
@@ -65,9 +46,6 @@ void nvtxcorr_profile_begin(nvtxcorr_profile_launch_t *pl, nvtxcorr_profile_kind
                             const void *stream, int ptsz);
 /* Returns nonzero when the trace wants this launch (then call nvtxcorr_profile_trace). */
 int nvtxcorr_profile_end(nvtxcorr_profile_launch_t *pl, int failed);
-/* `api`: the entry point called (cuLaunchKernel, cudaGraphLaunch, ...), a string literal. */
-void nvtxcorr_profile_trace(const nvtxcorr_profile_launch_t *pl, const char *api, unsigned gx,
-                            unsigned gy, unsigned gz);
 
 /* The x86-64 entry stub's profile path (hook_bodies.h): begin with the handle's record, whose
  * site is made already, and end with the real call's result (nonzero counts as an error),

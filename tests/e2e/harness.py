@@ -315,7 +315,7 @@ def check_quiet(run):
     check(run.err == "", f"unexpected stderr: {run.err!r}")
 
 
-# Each row of src/hooks.def as one line of preprocessor output (the row macros are documented at
+# Each row of src/core/hooks.def as one line of preprocessor output (the row macros are documented at
 # the top of hooks.def): what the library's own build sees, conditionals and all.
 HOOK_ROW_PRINTER = """
 #define DRIVER(kind, symbol, public, version, ptsz, ...) \\
@@ -326,11 +326,11 @@ HOOK_ROW_PRINTER = """
 
 
 def hooks_table():
-    """(kind, symbol, public, version, ptsz, layer) for every row of src/hooks.def (public None
+    """(kind, symbol, public, version, ptsz, layer) for every row of src/core/hooks.def (public None
     for the runtime), expanded by the C preprocessor: the build's compiler (NVTXCORR_TEST_CC,
     set by CMake), or cc."""
     cc = shlex.split(os.environ.get("NVTXCORR_TEST_CC") or "cc")
-    p = subprocess.run([*cc, "-E", "-P", "-I", os.path.join(ROOT, "src"), "-x", "c", "-"],
+    p = subprocess.run([*cc, "-E", "-P", "-I", os.path.join(ROOT, "src", "core"), "-x", "c", "-"],
                        input=HOOK_ROW_PRINTER, capture_output=True, text=True)
     check(p.returncode == 0, f"{' '.join(cc)} -E over hooks.def: rc {p.returncode}: {p.stderr}")
     rows = re.findall(r"\bnvtxcorr_hook_row\s+(driver|runtime)\s+(\w+)\s+(\w+)\s+(\w+|-)\s+"

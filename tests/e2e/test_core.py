@@ -23,10 +23,10 @@ def test_exports(env):
                 {("dlsym", "GLIBC_2.34")} |
                 # the NVTX tool's entry (src/context/nvtx_tool.c)
                 {("InitializeInjectionNvtx2", "NVTXCORR_1")} |
-                # the marker a second copy of the library finds (src/resolve.c)
+                # the marker a second copy of the library finds (src/core/resolve.c)
                 {("nvtxcorr_copy_marker", "NVTXCORR_1")} |
-                # profile mode's stand-in for SIG_DFL (src/profile/sigaction.c), and its
-                # outputs at _exit (src/profile/exit.c)
+                # profile mode's stand-in for SIG_DFL (src/profile/lifecycle/sigaction.c), and its
+                # outputs at _exit (src/profile/lifecycle/exit.c)
                 {(name, "GLIBC_2.17" if platform.machine() == "aarch64" else "GLIBC_2.2.5")
                  for name in ("sigaction", "signal", "_exit", "_Exit")})
     missing = expected - versioned

@@ -2,7 +2,7 @@
 (holistictraceanalysis from PyPI, in build/venv-analysis, which scripts/test makes) loads the
 demo's trace and a 4-rank run, and its analyses give exactly nvtxcorr's own summary on the
 fake CUPTI; a SIGKILLed trace loads once "]}" is appended. The drift test checks, without
-HTA, every field HTA reads on every kind of event (the facts in src/profile/trace_kineto.c and
+HTA, every field HTA reads on every kind of event (the facts in src/profile/output/trace_kineto.c and
 trace_meta.c)."""
 import json
 import os

@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include "context/context.h"
 #include "core/config.h"
 #include "core/fork.h"
 #include "core/io.h"
@@ -65,6 +64,3 @@ void *nvtxcorr_tool_push, *nvtxcorr_tool_pop;
     void nvtxcorr_local_##sym(void) {}
 #define RUNTIME DRIVER
 #include "core/hooks.def"
-
-/* context/tree.c counts the paths it records as [other] here (context/nvtx_tool.c's). */
-nvtxcorr_context_counts_t nvtxcorr_context_counts;

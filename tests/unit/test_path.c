@@ -1,4 +1,4 @@
-/* The output paths' expansion (src/profile/path.c): each of %p %h %q{VAR} %%, what is copied
+/* The output paths' expansion (src/profile/base/path.c): each of %p %h %q{VAR} %%, what is copied
  * as it is, and the patterns that do not fit, which expand to nothing (-1). */
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* The cuGetProcAddress version choice (nvtxcorr_wrap_driver, src/procaddr.c): for a pointer
+/* The cuGetProcAddress version choice (nvtxcorr_wrap_driver, src/hooks/procaddr.c): for a pointer
  * the driver returned, the hook whose ABI the driver chose by name, cudaVersion and flags,
  * from the rows of hooks.def. The pointers here are functions of this program, which no
  * exported symbol names, so the choice is made from the table alone. */

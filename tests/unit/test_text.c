@@ -1,5 +1,5 @@
 /* Escaping (JSON strings in profile output, control bytes in label diagnostics) and the
- * histogram's bucket edges and percentiles (src/profile/histogram.c, internal.h). */
+ * histogram's bucket edges and percentiles (src/profile/base/histogram.c, histogram.h). */
 #include <string.h>
 #include "labels/names.h"
 #include "profile/base/histogram.h"

@@ -22,9 +22,9 @@
 #include "context/context.h"
 #include "context_stats.h"
 #include "core/fork.h"
+#include "launch.h"
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
-#include "profile/profile.h"
 #include "stats.h"
 enum {
     THREAD_SLOTS_MIN = 1 << 8,

@@ -1,12 +1,10 @@
 /* Program context's counts (context_stats.c; docs/profile.md, Context). */
 #ifndef NVTXCORR_PROF_CONTEXT_STATS_H
 #define NVTXCORR_PROF_CONTEXT_STATS_H
-
 #include "core/attributes.h"
 #include "core/fork.h"
-#include "profile/profile.h"
+#include "launch.h"
 #include "stats.h"
-
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
 #include "context/context.h"
 #include "context_stats.h"
 #include "core/attributes.h"
+#include "launch.h"
 #include "profile/base/histogram.h"
-#include "profile/profile.h"
 #include "stats.h"
 prof_record_t *nvtxcorr_prof_chunk_new(prof_thread_t *t, uint32_t id);
 /* A record's 16-bit bucket b (at `bucket`) is full: 65,536 more go to the site's shared

@@ -22,12 +22,12 @@
 #include "core/fork.h"
 #include "core/kernels.h"
 #include "labels/names.h"
+#include "launch.h"
 #include "profile/base/devices.h"
 #include "profile/base/histogram.h"
 #include "profile/base/intern.h"
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
-#include "profile/profile.h"
 #include "record.h"
 #include "stats.h"
 _Atomic int nvtxcorr_prof_tracing;

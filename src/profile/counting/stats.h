@@ -7,9 +7,9 @@
 #include <stdint.h>
 #include "core/emit.h"
 #include "core/fork.h"
+#include "launch.h"
 #include "profile/base/clock.h"
 #include "profile/base/histogram.h"
-#include "profile/profile.h"
 /* Records: one per (thread, site), written only by the owning thread. Owner-only writes, each a
  * relaxed load and store (a plain mov on x86-64), so the thread that writes the summary at exit
  * reads them race-free without any lock. A program may run thousands of kernels on dozens of

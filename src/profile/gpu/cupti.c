@@ -62,9 +62,9 @@
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
 #include "profile/counting/context_stats.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
-#include "profile/profile.h"
 #include "session.h"
 /* Why there is no (or only partial) GPU time: written here only, read through
  * nvtxcorr_prof_gpu_note; others say why through nvtxcorr_prof_gpu_set_partial. Two buffers,

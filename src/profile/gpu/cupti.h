@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "core/fork.h"
-#include "profile/profile.h"
+#include "profile/counting/launch.h"
 /* Why there is no (or only partial) GPU time, NULL when nothing is to be said; cupti.c owns
  * it. set_partial: the first reason given stands (async-signal-safe). */
 const char *nvtxcorr_prof_gpu_note(void);

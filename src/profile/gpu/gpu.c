@@ -27,9 +27,9 @@
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
 #include "profile/counting/context_stats.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
-#include "profile/profile.h"
 #include "session.h"
 /* The trace's taker of GPU operations (gpu.h), set once as the trace starts. */
 static void (*_Atomic trace_op_fn)(const prof_trace_op_t *op);

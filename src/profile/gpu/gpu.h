@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include "core/fork.h"
 #include "profile/base/histogram.h"
-#include "profile/profile.h"
+#include "profile/counting/launch.h"
 typedef struct prof_gpu_stat {
     uint64_t n, ns, min, max; /* operations (kernel executions), their total, extremes */
     /* Set for output only (nvtxcorr_prof_gpu_label_stat, _site_stat): the durations'

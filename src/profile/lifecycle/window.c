@@ -48,7 +48,6 @@
 #include "profile/gpu/gpu.h"
 #include "profile/output/summary.h"
 #include "profile/output/trace.h"
-#include "profile/profile.h"
 #include "sigaction.h"
 #include "window.h"
 /* OPENING and STOPPING: an opener or a closer is storing its timestamp and reason, between

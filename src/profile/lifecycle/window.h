@@ -8,4 +8,7 @@ void nvtxcorr_prof_window_start(void);
 void nvtxcorr_prof_window_exit(int from_signal);
 void nvtxcorr_prof_window_after_fork(void);
 
+/* The cuProfilerStart (start 1) and cuProfilerStop (0) hooks, after the real call. */
+void nvtxcorr_profile_profiler_api(int start);
+
 #endif

@@ -26,12 +26,11 @@
 #include "profile/base/out.h"
 #include "profile/base/process.h"
 #include "profile/counting/context_stats.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
 #include "profile/gpu/cupti.h"
 #include "profile/gpu/gpu.h"
-#include "profile/gpu/session.h"
-#include "profile/profile.h"
 #include "summary.h"
 typedef struct agg {
     uint64_t launches, graph_launches, errors, capture, total, min, max, p50, p99;
@@ -189,67 +188,6 @@ static void sort(uint32_t *v, size_t n, const summary_t *sums, int labels)
     nvtxcorr_prof_sort(v, n, before);
 }
 
-/* ---- GPU time per label and kernel (gpu.c aggregates it; here it is read for the rows) ---- */
-int nvtxcorr_prof_gpu_reported(void)
-{
-    return nvtxcorr_prof_gpu_on == PROF_GPU_COLLECTING && nvtxcorr_prof_gpu.by_kernel != NULL;
-}
-
-/* The GPU counts a summary reads: a window's set while its summary is written (gpu.c), else
- * the whole run's. */
-static const prof_gpu_t *gpu_view(void)
-{
-    return nvtxcorr_prof_gpu_out ? nvtxcorr_prof_gpu_out : &nvtxcorr_prof_gpu;
-}
-
-static void merge(prof_gpu_stat_t *a, const prof_gpu_stat_t *b)
-{
-    if (b->n == 0) return;
-    if (a->n == 0 || b->min < a->min) a->min = b->min;
-    if (b->max > a->max) a->max = b->max;
-    a->n += b->n;
-    a->ns += b->ns;
-}
-
-static void percentiles(prof_gpu_stat_t *s, const uint64_t *hist)
-{
-    s->hist = hist;
-    s->p50 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 500) : 0;
-    s->p99 = hist ? nvtxcorr_prof_percentile(hist, s->n, s->min, s->max, 990) : 0;
-}
-
-/* The label's sites merged; its histogram is a static scratch, valid until the next call. */
-void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by_kernel,
-                                  prof_gpu_stat_t *st)
-{
-    static uint64_t hist[PROF_BUCKETS];
-    int whole = 1;
-    memset(st, 0, sizeof *st);
-    if (!nvtxcorr_prof_gpu_reported()) return;
-    const prof_gpu_stat_t *v = by_kernel ? gpu_view()->by_kernel : gpu_view()->by_launch;
-    uint64_t *const *hists = by_kernel ? gpu_view()->kernel_hist : gpu_view()->launch_hist;
-    memset(hist, 0, sizeof hist);
-    for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
-         s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
-        if (s->id >= nsites || v[s->id].n == 0) continue;
-        merge(st, &v[s->id]);
-        if (hists[s->id] == NULL) whole = 0;
-        for (unsigned b = 0; whole && b < PROF_BUCKETS; b++)
-            hist[b] += hists[s->id][b];
-    }
-    percentiles(st, whole ? hist : NULL);
-}
-
-void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *st)
-{
-    memset(st, 0, sizeof *st);
-    if (!nvtxcorr_prof_gpu_reported()) return;
-    *st = gpu_view()->by_kernel[id];
-    percentiles(st, gpu_view()->kernel_hist[id]);
-}
-
-/* Sites whose rule says "-": their kernels' time (by kernel) or the time their launches
- * caused (by launch) is in no label of that view. */
 static uint64_t unlabelled_ns(uint32_t nsites, const prof_gpu_stat_t *view)
 {
     uint64_t ns = 0;
@@ -293,7 +231,8 @@ static const char *kind_of(const char *label)
  * its site's name, "-", would read as a graph labelled "-". */
 static const prof_gpu_replays_t *replays_of(const nvtxcorr_profile_site_t *s)
 {
-    return s->graph && s->label_id != PROF_NO_LABEL ? gpu_view()->replays[s->id] : NULL;
+    return s->graph && s->label_id != PROF_NO_LABEL ? nvtxcorr_prof_gpu_view()->replays[s->id]
+                                                    : NULL;
 }
 
 static const char *label_category(uint32_t label_id)
@@ -315,19 +254,6 @@ static uint64_t uncounted_at_start(void)
 {
     return atomic_load_explicit(&nvtxcorr_launches_while_starting, memory_order_relaxed);
 }
-
-/* ---- the field tables (summary.h) ---- */
-#define PROF_FIELD(id, key, kind) {key, PROF_KIND_##kind},
-const prof_field_t nvtxcorr_prof_row_fields[PROF_ROW_N] = {PROF_ROW_FIELDS(PROF_FIELD)};
-const prof_field_t nvtxcorr_prof_graph_fields[PROF_GRAPH_N] = {PROF_GRAPH_FIELDS(PROF_FIELD)};
-const prof_field_t nvtxcorr_prof_total_fields[PROF_TOTAL_N] = {PROF_TOTAL_FIELDS(PROF_FIELD)};
-#undef PROF_FIELD
-#define PROF_SECTION_JSON(id, json, csv) json,
-#define PROF_SECTION_CSV(id, json, csv) csv,
-const char *const nvtxcorr_prof_section_json[PROF_SECTION_N] = {PROF_SECTIONS(PROF_SECTION_JSON)};
-const char *const nvtxcorr_prof_section_csv[PROF_SECTION_N] = {PROF_SECTIONS(PROF_SECTION_CSV)};
-#undef PROF_SECTION_JSON
-#undef PROF_SECTION_CSV
 
 /* ---- rows ---- */
 #define BIT(f) (1u << (f))
@@ -484,94 +410,6 @@ static const prof_writer_t *format_of(const char *path)
     return &nvtxcorr_prof_text_writer;
 }
 
-/* The path of the window being written: %w is its index; without %w, ".<index>" goes before
- * the extension (run.json -> run.3.json), or at the end when there is none. */
-static const char *window_path(const char *path, unsigned index)
-{
-    static char buf[sizeof nvtxcorr_prof_process.profile_path + 32];
-    char num[24];
-    size_t nl = nvtxcorr_fmt_u64(num, index), n = 0, len = strlen(path);
-    const char *w = strstr(path, "%w");
-    if (w == NULL) {
-        const char *slash = strrchr(path, '/'), *dot = strrchr(path, '.');
-        if (dot == NULL || (slash && dot < slash) || dot == (slash ? slash + 1 : path))
-            dot = path + len;
-        w = dot;
-        nl = nvtxcorr_fmt_u64(num + 1, index) + 1;
-        num[0] = '.';
-        if (len + nl + 1 > sizeof buf) return "";
-        memcpy(buf, path, (size_t)(w - path));
-        memcpy(buf + (w - path), num, nl);
-        memcpy(buf + (w - path) + nl, w, len - (size_t)(w - path) + 1);
-        return buf;
-    }
-    for (const char *p = path; *p; p++) {
-        if (p[0] == '%' && p[1] == 'w') {
-            if (n + nl + 1 > sizeof buf) return "";
-            memcpy(buf + n, num, nl);
-            n += nl, p++;
-        } else {
-            if (n + 2 > sizeof buf) return "";
-            buf[n++] = *p;
-        }
-    }
-    buf[n] = 0;
-    return buf;
-}
-
-/* "dir/.base.<pid>.nvtxcorr-tmp" for path, created (O_EXCL) and open for writing: the
- * descriptor, or -1 with errno. The pid keeps processes that write the same path apart; one
- * left behind by a killed process of the same pid is this process's to replace. */
-static int temp_beside(const char *path, char *tmp, size_t size)
-{
-    const char *slash = strrchr(path, '/');
-    size_t dir = slash ? (size_t)(slash - path) + 1 : 0, n = strlen(path);
-    char pid[24];
-    size_t np = nvtxcorr_fmt_u64(pid, (uint64_t)getpid());
-    if (n + np +
-            sizeof ".."
-                   ".nvtxcorr-tmp" >
-        size) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    memcpy(tmp, path, dir);
-    tmp[dir] = '.';
-    memcpy(tmp + dir + 1, path + dir, n - dir);
-    tmp[n + 1] = '.';
-    memcpy(tmp + n + 2, pid, np);
-    memcpy(tmp + n + 2 + np, ".nvtxcorr-tmp", sizeof ".nvtxcorr-tmp");
-    for (int tries = 0; tries < 2; tries++) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-        if (fd >= 0 || errno != EEXIST || tries) return fd;
-        unlink(tmp);
-    }
-    return -1;
-}
-
-/* The written summary given its name, unless a file of that name appeared meanwhile (EEXIST):
- * renameat2's RENAME_NOREPLACE (by system call: no newer glibc needed), else, on a file
- * system without it, a hard link then the temporary name's removal, else (no hard links
- * either, as on vfat) a rename after a last look. 0, or the errno. */
-static int publish(const char *tmp, const char *path)
-{
-#ifndef RENAME_NOREPLACE
-#define RENAME_NOREPLACE 1
-#endif
-#ifdef SYS_renameat2
-    if (syscall(SYS_renameat2, AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) == 0) return 0;
-    if (errno != EINVAL && errno != ENOSYS) return errno;
-#endif
-    if (link(tmp, path) == 0) {
-        unlink(tmp);
-        return 0;
-    }
-    if (errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP) return errno;
-    struct stat st;
-    if (lstat(path, &st) == 0) return EEXIST;
-    return rename(tmp, path) == 0 ? 0 : errno;
-}
-
 void nvtxcorr_prof_summary_write(void)
 {
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
@@ -636,7 +474,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         if (g.n) order[nl++] = i;
     }
     if (sum.gpu) {
-        const prof_gpu_t *g = gpu_view();
+        const prof_gpu_t *g = nvtxcorr_prof_gpu_view();
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
         tot[PROF_TOT_GPU_NS] = g->ns;
         tot[PROF_TOT_GPU_KERNELS] = g->ops;
@@ -665,9 +503,9 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     /* A summary that is no window (a forked child's, or the whole run's when windows were
      * refused) is window 0 where the path names one (%w). */
     if (win)
-        path = window_path(path, win->index);
+        path = nvtxcorr_prof_window_path(path, win->index);
     else if (strstr(path, "%w"))
-        path = window_path(path, 0);
+        path = nvtxcorr_prof_window_path(path, 0);
     const prof_writer_t *writer = format_of(path);
     /* The file comes into being whole or not at all, and never over an existing one: the
      * summary is written to a temporary name of this process's beside it, which is then given
@@ -677,7 +515,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     struct stat st;
     int err = !path[0] ? ENAMETOOLONG : lstat(path, &st) == 0 ? EEXIST : 0;
     static char tmp[sizeof nvtxcorr_prof_process.profile_path + 48];
-    int fd = err ? -1 : temp_beside(path, tmp, sizeof tmp);
+    int fd = err ? -1 : nvtxcorr_prof_temp_beside(path, tmp, sizeof tmp);
     if (fd < 0 && !err) err = errno;
     if (err) {
         if (path[0]) /* a path too long after expansion was reported at start-up */
@@ -695,7 +533,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     nvtxcorr_out_flush(&out);
     err = out.err;
     if (err != EBADF && close(fd) != 0 && !err) err = errno; /* NFS: a full disk at close */
-    if (!err) err = publish(tmp, path);
+    if (!err) err = nvtxcorr_prof_publish(tmp, path);
     if (err) {
         unlink(tmp);
         nvtxcorr_prof_say("error", path,

@@ -7,13 +7,12 @@
  * uftrace gives each output format one small ops struct in a file of its own. */
 #ifndef NVTXCORR_PROFILE_SUMMARY_H
 #define NVTXCORR_PROFILE_SUMMARY_H
-
 #include "profile/base/out.h"
 #include "profile/counting/context_stats.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
 #include "profile/gpu/gpu.h"
-#include "profile/profile.h"
 /* Field kinds: a CPU value (from nvtxcorr's own counts: always there), a GPU value (null in
  * JSON and empty in CSV when the summary has no GPU time, or the row has no such value), and
  * the histograms (JSON only: a list of [bucket, count]). */
@@ -177,5 +176,15 @@ void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by
                                   prof_gpu_stat_t *out);
 /* A site's own GPU operations (the by-kernel view), percentiles included. */
 void nvtxcorr_prof_gpu_site_stat(uint32_t id, prof_gpu_stat_t *out);
+
+/* The aggregator's view the summary reads: the window's while a window's summary is written
+ * (summary_gpu.c). */
+const prof_gpu_t *nvtxcorr_prof_gpu_view(void);
+/* summary_file.c: the path of window `index`'s summary (%w, or ".<index>" before the
+ * extension); a temporary file beside path, open for writing (its name in tmp), or -1; and
+ * tmp published as path (0, or the errno). */
+const char *nvtxcorr_prof_window_path(const char *path, unsigned index);
+int nvtxcorr_prof_temp_beside(const char *path, char *tmp, size_t size);
+int nvtxcorr_prof_publish(const char *tmp, const char *path);
 
 #endif

@@ -12,22 +12,6 @@ static const int graph_column[PROF_ROW_N] = {
     [PROF_F_GPU_MAX] = PROF_G_MAX + 1,         [PROF_F_GPU_MEAN] = PROF_G_MEAN + 1,
     [PROF_F_GPU_P50] = PROF_G_P50 + 1,         [PROF_F_GPU_P99] = PROF_G_P99 + 1};
 
-void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *const *text,
-                            const uint64_t *v, uint32_t have)
-{
-    nvtxcorr_out_str(o, section);
-    for (int i = 0; i < PROF_TEXT_N; i++) {
-        nvtxcorr_out_str(o, ",");
-        nvtxcorr_out_csv(o, text[i]);
-    }
-    for (int i = 0; i < PROF_ROW_N; i++) {
-        if (PROF_KIND_IS_HIST(nvtxcorr_prof_row_fields[i].kind)) continue;
-        nvtxcorr_out_str(o, ",");
-        if ((have >> i) & 1) nvtxcorr_out_u64(o, v[i]);
-    }
-    nvtxcorr_out_str(o, "\n");
-}
-
 static void begin(prof_out_t *o, const prof_summary_t *s)
 {
     (void)s;

@@ -37,10 +37,11 @@
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
 #include "profile/base/process.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
-#include "profile/profile.h"
 #include "trace.h"
+#include "trace_api.h"
 /* The flag above, also told to the core when it changes: while a trace is written, the entry
  * stubs take their trace route (routes.c). */
 static void set_tracing(int on)

@@ -18,10 +18,10 @@
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
 #include "profile/base/process.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/record.h"
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
-#include "profile/profile.h"
 /* Appends a string literal at p + n. */
 #define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
 

@@ -8,9 +8,9 @@
  * cut short. trace.c writes the events out (trace.h). */
 #include "profile/base/clock.h"
 #include "profile/base/out.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
-#include "profile/profile.h"
 #include "trace.h"
 static size_t chrome_head(char *p)
 {

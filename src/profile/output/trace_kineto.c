@@ -25,9 +25,9 @@
  *   HTA_DISABLE_NS_ROUNDING=1. */
 #include "profile/base/clock.h"
 #include "profile/base/out.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
-#include "profile/profile.h"
 #include "trace.h"
 /* Kineto's correlation: the external correlation id, as a JSON number pandas reads (int64). */
 static size_t fmt_corr(char *p, uint64_t ext)
