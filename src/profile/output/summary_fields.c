@@ -30,4 +30,3 @@ void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *cons
     }
     nvtxcorr_out_str(o, "\n");
 }
-

@@ -98,4 +98,3 @@ int nvtxcorr_prof_publish(const char *tmp, const char *path)
     if (lstat(path, &st) == 0) return EEXIST;
     return rename(tmp, path) == 0 ? 0 : errno;
 }
-

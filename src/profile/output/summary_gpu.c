@@ -42,8 +42,10 @@ void nvtxcorr_prof_gpu_label_stat(const prof_label_t *l, uint32_t nsites, int by
     int whole = 1;
     memset(st, 0, sizeof *st);
     if (!nvtxcorr_prof_gpu_reported()) return;
-    const prof_gpu_stat_t *v = by_kernel ? nvtxcorr_prof_gpu_view()->by_kernel : nvtxcorr_prof_gpu_view()->by_launch;
-    uint64_t *const *hists = by_kernel ? nvtxcorr_prof_gpu_view()->kernel_hist : nvtxcorr_prof_gpu_view()->launch_hist;
+    const prof_gpu_stat_t *v =
+        by_kernel ? nvtxcorr_prof_gpu_view()->by_kernel : nvtxcorr_prof_gpu_view()->by_launch;
+    uint64_t *const *hists =
+        by_kernel ? nvtxcorr_prof_gpu_view()->kernel_hist : nvtxcorr_prof_gpu_view()->launch_hist;
     memset(hist, 0, sizeof hist);
     for (const nvtxcorr_profile_site_t *s = atomic_load_explicit(&l->first, memory_order_acquire);
          s; s = atomic_load_explicit(&s->next_in_label, memory_order_relaxed)) {
