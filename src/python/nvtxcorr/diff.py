@@ -1,7 +1,6 @@
 """`nvtxcorr report --diff A B [--threshold PCT]`: two runs (or windows, or sets of them) side
 by side, per label or per kernel label, with the change in percent, largest absolute change
-first (docs/profile.md, "Comparing runs"). Its own module, imported by nvtxcorr_report.py,
-which hands it the loaded summaries and its formatting helpers.
+first (docs/profile.md, "Comparing runs").
 
 Each side is a summary file, a directory (its *.json), a quoted glob or a comma-separated list;
 traces among them are skipped, a file that is not a summary (the report's check, and problem()
@@ -14,6 +13,11 @@ per-launch mean is compared always, and is what --threshold gates: exit 1 when a
 on both sides got slower per launch by more than PCT percent."""
 import glob
 import os
+import sys
+
+from nvtxcorr import say
+from nvtxcorr.render import fmt_time
+from nvtxcorr.schema import load_all
 
 LENGTH_RATIO = 1.25  # lengths further apart than this: compare rates, not totals
 
@@ -123,7 +127,7 @@ def warnings(a, b):
     return out, ga and gb
 
 
-def diff(a, b, by, threshold, fmt_time, say, out):
+def diff(a, b, by, threshold, out, top=None):
     """Writes the comparison to out; returns the exit status (1: a slowdown past threshold)."""
     problems, gpu = warnings(a, b)
     la, lb = length_ns(a), length_ns(b)
@@ -168,3 +172,42 @@ def diff(a, b, by, threshold, fmt_time, say, out):
     for key, p in slower:
         say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per launch")
     return 1 if slower else 0
+
+
+def cmd_diff(args, files):
+    from nvtxcorr.rank import is_trace
+    if len(files) != 2:
+        say("error", "--diff needs two sides: A B (each a file, a directory, a quoted glob or "
+            "a comma-separated list)")
+        return 2
+    sides, bad = [], 0
+    for side in files:
+        files = []
+        for f in expand(side):
+            if is_trace(f):  # NVTXCORR_TRACE's files, often beside the summaries
+                say("note", f"--diff: {f}: a trace, not a summary; skipped")
+            else:
+                files.append(f)
+        loaded, side_bad = load_all(files)
+        bad += side_bad
+        summaries = []
+        for p, d in loaded:
+            why = problem(d)
+            if why:
+                say("error", f"{p}: {why}; left out")
+                bad += 1
+            else:
+                summaries.append((p, d))
+        if not summaries:
+            if not files:  # else each file's own error said why
+                say("error", f"--diff: {side}: no summary there")
+            return 2
+        sides.append(summaries)
+    by = args.get("by") if args.get("by") in ("kernel", "context") else "label"
+    if by == "context" and not all(d.get("contexts") for s in sides for _, d in s):
+        say("warn", "--diff --by context: a side has summaries without program context rows "
+            "(profile mode before program context?)")
+    status = diff(sides[0], sides[1], by, args.get("threshold"), sys.stdout,
+                  args.get("top", 20))
+    # A file left out changes what was compared: never a pass, even when nothing got slower.
+    return 2 if bad else status
