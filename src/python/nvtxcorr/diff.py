@@ -16,10 +16,11 @@ import os
 import sys
 
 from nvtxcorr import say
-from nvtxcorr.render import fmt_time
+from nvtxcorr.render import cut, fit, fmt_time
 from nvtxcorr.schema import load_all
 
 LENGTH_RATIO = 1.25  # lengths further apart than this: compare rates, not totals
+DIFF_NUMBERS = 76  # " A-count B-count A-time B-time change A-mean B-mean change": 2*11 6*9
 
 
 def expand(side):
@@ -68,13 +69,16 @@ def length_ns(summaries):
 
 
 def rows(summaries, by, gpu):
-    """key -> [launches, time]: per label, per kernel label (each kernel under its label, or
-    its function name when it has none), or per program context and label (the `contexts`
-    rows: the path and the label joined with " > "); time is GPU time when `gpu`, else CPU
-    time."""
+    """key -> [count, time]: per label, per kernel label, or per program context and label
+    (the `contexts` rows: the path and the label joined with " > "); time is GPU time when
+    `gpu`, else CPU time. The count is what a mean divides by: launches, but with GPU time
+    --by kernel counts kernel executions (the kernel_labels section: graph nodes included),
+    so a label's mean is one kernel's time, and labels that run only in graphs have one."""
     out = {}
+    kernels = by == "kernel" and gpu
     for _, d in summaries:
         entries = (d.get("contexts") or [] if by == "context" else
+                   d.get("kernel_labels") or [] if kernels else
                    d["kernels"] if by == "kernel" else d["labels"])
         for e in entries:
             if by == "context":
@@ -82,7 +86,7 @@ def rows(summaries, by, gpu):
             else:
                 key = e.get("label") or e.get("function") or e.get("name")
             r = out.setdefault(key, [0, 0])
-            r[0] += e.get("launches") or 0
+            r[0] += (e.get("gpu_kernels") if kernels else e.get("launches")) or 0
             r[1] += (e.get("gpu_ns") or 0) if gpu else (e.get("cpu_ns") or 0)
     return out
 
@@ -147,30 +151,39 @@ def diff(a, b, by, threshold, out, top=None):
     table = []
     for key in set(ra) | set(rb):
         (na, ta), (nb, tb) = ra.get(key, (0, 0)), rb.get(key, (0, 0))
+        if not (na or nb or ta or tb):
+            continue  # in both sides' files, but nothing ran on either
         sa, sb = scaled(ta, la), scaled(tb, lb)
         ma, mb = (ta / na if na else None), (tb / nb if nb else None)
         table.append((abs(sb - sa), key, na, nb, sa, sb, ma, mb))
     table.sort(key=lambda r: (-r[0], str(r[1])))
     head = {"kernel": "kernel label", "context": "context > label"}.get(by, "label")
-    width = max([len(head)] + [len(str(r[1])) for r in table])
+    count = "kernels" if by == "kernel" and gpu else "launches"
+    # The layout rule of the other tables: 100 columns, the key cut in the middle to fit.
+    width, _ = fit(DIFF_NUMBERS, [head] + [str(r[1]) for r in table])
     out.write(f"nvtxcorr: diff of {what}{' per second' if rates else ''}, A ({len(a)} file"
               f"{'s' if len(a) != 1 else ''}) vs B ({len(b)} file{'s' if len(b) != 1 else ''})\n")
-    out.write(f"{head:<{width}}  {'A launches':>10}  {'B launches':>10}  {'A time' + unit:>10}  "
-              f"{'B time' + unit:>10}  {'change':>8}  {'A mean':>9}  {'B mean':>9}  "
-              f"{'change':>8}\n")
+    out.write(f"{head:<{width}} {'A ' + count:>10} {'B ' + count:>10} "
+              f"{'A time' + unit:>8} {'B time' + unit:>8} {'change':>8} {'A mean':>8} "
+              f"{'B mean':>8} {'change':>8}\n")
     slower = []
-    for _, key, na, nb, sa, sb, ma, mb in table:
+    for i, (_, key, na, nb, sa, sb, ma, mb) in enumerate(table):
         mpct = pct(ma, mb) if ma is not None and mb is not None else None
-        out.write(f"{str(key):<{width}}  {na:>10}  {nb:>10}  {fmt_time(round(sa)):>10}  "
-                  f"{fmt_time(round(sb)):>10}  {fmt_pct(pct(sa, sb)):>8}  "
-                  f"{fmt_time(round(ma)) if ma is not None else '-':>9}  "
-                  f"{fmt_time(round(mb)) if mb is not None else '-':>9}  {fmt_pct(mpct):>8}\n")
+        if top is None or i < top:
+            out.write(f"{cut(str(key), width):<{width}} {na:>10} {nb:>10} "
+                      f"{fmt_time(round(sa)):>8} {fmt_time(round(sb)):>8} "
+                      f"{fmt_pct(pct(sa, sb)):>8} "
+                      f"{fmt_time(round(ma)) if ma is not None else '-':>8} "
+                      f"{fmt_time(round(mb)) if mb is not None else '-':>8} {fmt_pct(mpct):>8}\n")
         if threshold is not None and mpct is not None and mpct > threshold:
             slower.append((key, mpct))
+    if top is not None and len(table) > top:
+        out.write(f"({len(table) - top} more rows; --top N or --top all)\n")
     if threshold is None:
         return 0
     for key, p in slower:
-        say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per launch")
+        say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per "
+            f"{'kernel execution' if count == 'kernels' else 'launch'}")
     return 1 if slower else 0
 
 

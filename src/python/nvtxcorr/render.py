@@ -108,15 +108,29 @@ def cpu_table(rows, by, summaries, top, sort):
     return out
 
 
-def text_table(rows, by, summaries, top=None, sort=None):
-    n = sum(r.c["launches"] for r in rows)
-    g = sum(r.c["graph_launches"] for r in rows)
-    errors = sum(r.c["errors"] for r in rows)
-    cap = sum(r.c["capture_launches"] for r in rows)
+def whose(summaries):
+    """The head's "pid N", "N processes", with the windows when the summaries are windows
+    (several windows of one process are one process)."""
     procs = processes(summaries)
-    head = f"pid {procs[0].get('pid')}" if len(procs) == 1 else f"{len(procs)} processes"
-    out = [f"nvtxcorr: profile of {head}: {n} launches ({g} graph), {errors} errors, "
-           f"{fmt_time(sum(r.c['cpu_ns'] for r in rows))} CPU in launch calls"]
+    distinct = {(p.get("host"), p.get("pid")) if p.get("pid") is not None else id(p)
+                for p in procs}
+    windows = sum(1 for _, d in summaries if isinstance(d.get("window"), dict))
+    head = f"pid {procs[0].get('pid')}" if len(distinct) == 1 else f"{len(distinct)} processes"
+    return head + (f" ({windows} windows)" if windows > 1 else "")
+
+
+def text_table(rows, by, summaries, top=None, sort=None):
+    # The head is the summaries' totals, as the library's own table has it: the same in
+    # every view (--by kernel's rows also hold the kernels of "-" rules, --by label's not).
+    totals = merged_totals(summaries)
+
+    def whole(key):
+        v = totals.get(key)
+        return v if v is not None else sum(r.c[key] for r in rows)
+    n, g, errors = whole("launches"), whole("graph_launches"), whole("errors")
+    cap = sum(r.c["capture_launches"] for r in rows)
+    out = [f"nvtxcorr: profile of {whose(summaries)}: {n} launches ({g} graph), {errors} "
+           f"errors, {fmt_time(whole('cpu_ns'))} CPU in launch calls"]
     have, note = gpu_note(summaries)
     sort = sort or ("gpu" if have else "cpu")
     if have:  # GPU time first: it is what the user came for when there is some
@@ -264,7 +278,8 @@ def context_tree(rows, gpu, top=None):
               if gpu else "") + "launches".rjust(9)]
 
     def line(depth, name, incl, excl, kernels, launches):
-        text = ("  " * min(depth, 20) + name)[:49].ljust(50)
+        indent = "  " * min(depth, 20)
+        text = (indent + cut(name, 49 - len(indent))).ljust(50)
         if gpu:
             text += fmt_time(incl).rjust(10) + (fmt_time(excl) if excl is not None
                                                 else "").rjust(10) + str(kernels).rjust(9)
@@ -286,6 +301,9 @@ def context_tree(rows, gpu, top=None):
                 n = nodes[it]
                 line(len(path), it[-1], n["incl"], n["excl"], n["kernels"], n["launches"])
                 walk(it)
+        if top is not None and len(items) > top:
+            lines.append("  " * min(len(path), 20) +
+                         f"({len(items) - top} more; --top N or --top all)")
 
     walk(())
     return "By program context" + (" (GPU time: inclusive, exclusive)" if gpu else "") + \
