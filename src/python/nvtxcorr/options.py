@@ -246,8 +246,14 @@ def markdown_table():
     """docs/usage.md's option table (between its `options table` markers)."""
     out = ["| option | commands | what |", "|---|---|---|"]
     for o in OPTIONS:
-        names = " ".join(f"`{n}{' ' + o.metavar if o.metavar else ''}`" for n in o.names)
+        names = " ".join(f"`{n}{' ' + o.metavar if o.metavar else ''}`"
+                         for n in o.names).replace("|", "\\|")
         cmds = ", ".join("nvtxcorr" if c == RUN else c for c in o.commands)
         what = (o.help + (f" ({o.env})" if o.env else "")).replace("|", "\\|")
         out.append(f"| {names} | {cmds} | {what} |")
     return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":  # python3 -m nvtxcorr.options: the table for docs/usage.md
+    import sys
+    sys.stdout.write(markdown_table())

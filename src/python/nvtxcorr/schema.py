@@ -38,7 +38,8 @@ TOTAL_FIELDS = (
     ("gpu_uncorrelated_kernels", "gpu"), ("gpu_uncorrelated_ns", "gpu"),
     ("gpu_not_hooked_kernels", "gpu"), ("gpu_not_hooked_ns", "gpu"), ("gpu_unlabelled_ns", "gpu"),
     ("gpu_unlabelled_launch_ns", "gpu"), ("context_truncated", "cpu"), ("context_other", "cpu"),
-    ("context_unbalanced_pops", "cpu"))
+    ("context_unbalanced_pops", "cpu"), ("context_long_messages", "cpu"),
+    ("context_invalid_utf8", "cpu"))
 
 # What a merge adds up (the rest is taken as min and max, or recomputed from the histograms),
 # and the GPU fields that are all null or all counts in a row.
