@@ -94,7 +94,7 @@ def test_launcher_checks_before_run(env):
     r = nvtxcorr(env, "stat", "-o", os.path.join(gone, "s.json"), "--", "sh", "-c",
                  f'rmdir "{gone}" && exec "$0" "$@"', *prog)
     m = re.search(r"^nvtxcorr: error: .*s\.json: .*; the summary is kept in (.+)$", r.err, re.M)
-    check(r.rc == 0 and m and json.load(open(m[1]))["totals"]["launches"] == 6,
+    check(r.rc == 1 and m and json.load(open(m[1]))["totals"]["launches"] == 6,
           f"kept: {r.err}")
     shutil.rmtree(os.path.dirname(m[1]))  # kept for the user; this test is the user
 

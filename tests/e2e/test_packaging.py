@@ -310,7 +310,8 @@ def test_deb_and_tgz(env):
         layout = sorted(os.path.relpath(os.path.join(d, f), prefix)
                         for d, _, fs in os.walk(prefix) for f in fs)
         for must in ("bin/nvtxcorr", "lib/libnvtxcorr.so", "libexec/nvtxcorr/nvtxcorr-tool",
-                     "libexec/nvtxcorr/nvtxcorr_report.py", "libexec/nvtxcorr/nvtxcorr_diff.py",
+                     "libexec/nvtxcorr/python/nvtxcorr/cli.py",
+                     "libexec/nvtxcorr/python/nvtxcorr/report.py",
                      "share/nvtxcorr/labels/vllm.conf", "share/doc/nvtxcorr/README.md",
                      "share/doc/nvtxcorr/usage.md", "include/nvtxcorr/version.h",
                      "share/doc/nvtxcorr/LICENSE", "share/doc/nvtxcorr/copyright"):

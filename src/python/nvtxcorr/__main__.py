@@ -1,15 +1,13 @@
-"""`nvtxcorr ...` and `python -m nvtxcorr ...`: exec the shell launcher of this package with
-the same arguments. It finds lib/libnvtxcorr.so relative to itself, as in any install tree;
-exec keeps the process what profilers see (nsys and ncu run it as the program)."""
+"""`nvtxcorr ...` and `python -m nvtxcorr ...` of the wheel: the command line (cli.main), with
+this package's bin/ as the launcher's directory, where the install tree's parts are found."""
 import os
 import sys
 
-from nvtxcorr import LAUNCHER
-
 
 def main():
-    # Through sh: the wheel's file modes are not relied upon for the script.
-    os.execv("/bin/sh", ["/bin/sh", LAUNCHER, *sys.argv[1:]])
+    from nvtxcorr import HERE
+    from nvtxcorr.cli import main as cli_main
+    cli_main(os.path.join(HERE, "bin"), sys.argv[1:], sys.argv[0])
 
 
 if __name__ == "__main__":

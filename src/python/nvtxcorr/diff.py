@@ -1,7 +1,6 @@
 """`nvtxcorr report --diff A B [--threshold PCT]`: two runs (or windows, or sets of them) side
 by side, per label or per kernel label, with the change in percent, largest absolute change
-first (docs/profile.md, "Comparing runs"). Its own module, imported by nvtxcorr_report.py,
-which hands it the loaded summaries and its formatting helpers.
+first (docs/profile.md, "Comparing runs").
 
 Each side is a summary file, a directory (its *.json), a quoted glob or a comma-separated list;
 traces among them are skipped, a file that is not a summary (the report's check, and problem()
@@ -14,8 +13,14 @@ per-launch mean is compared always, and is what --threshold gates: exit 1 when a
 on both sides got slower per launch by more than PCT percent."""
 import glob
 import os
+import sys
+
+from nvtxcorr import say
+from nvtxcorr.render import cut, fit, fmt_time
+from nvtxcorr.schema import load_all
 
 LENGTH_RATIO = 1.25  # lengths further apart than this: compare rates, not totals
+DIFF_NUMBERS = 76  # " A-count B-count A-time B-time change A-mean B-mean change": 2*11 6*9
 
 
 def expand(side):
@@ -64,13 +69,16 @@ def length_ns(summaries):
 
 
 def rows(summaries, by, gpu):
-    """key -> [launches, time]: per label, per kernel label (each kernel under its label, or
-    its function name when it has none), or per program context and label (the `contexts`
-    rows: the path and the label joined with " > "); time is GPU time when `gpu`, else CPU
-    time."""
+    """key -> [count, time]: per label, per kernel label, or per program context and label
+    (the `contexts` rows: the path and the label joined with " > "); time is GPU time when
+    `gpu`, else CPU time. The count is what a mean divides by: launches, but with GPU time
+    --by kernel counts kernel executions (the kernel_labels section: graph nodes included),
+    so a label's mean is one kernel's time, and labels that run only in graphs have one."""
     out = {}
+    kernels = by == "kernel" and gpu
     for _, d in summaries:
         entries = (d.get("contexts") or [] if by == "context" else
+                   d.get("kernel_labels") or [] if kernels else
                    d["kernels"] if by == "kernel" else d["labels"])
         for e in entries:
             if by == "context":
@@ -78,7 +86,7 @@ def rows(summaries, by, gpu):
             else:
                 key = e.get("label") or e.get("function") or e.get("name")
             r = out.setdefault(key, [0, 0])
-            r[0] += e.get("launches") or 0
+            r[0] += (e.get("gpu_kernels") if kernels else e.get("launches")) or 0
             r[1] += (e.get("gpu_ns") or 0) if gpu else (e.get("cpu_ns") or 0)
     return out
 
@@ -123,7 +131,7 @@ def warnings(a, b):
     return out, ga and gb
 
 
-def diff(a, b, by, threshold, fmt_time, say, out):
+def diff(a, b, by, threshold, out, top=None):
     """Writes the comparison to out; returns the exit status (1: a slowdown past threshold)."""
     problems, gpu = warnings(a, b)
     la, lb = length_ns(a), length_ns(b)
@@ -143,28 +151,76 @@ def diff(a, b, by, threshold, fmt_time, say, out):
     table = []
     for key in set(ra) | set(rb):
         (na, ta), (nb, tb) = ra.get(key, (0, 0)), rb.get(key, (0, 0))
+        if not (na or nb or ta or tb):
+            continue  # in both sides' files, but nothing ran on either
         sa, sb = scaled(ta, la), scaled(tb, lb)
         ma, mb = (ta / na if na else None), (tb / nb if nb else None)
         table.append((abs(sb - sa), key, na, nb, sa, sb, ma, mb))
     table.sort(key=lambda r: (-r[0], str(r[1])))
     head = {"kernel": "kernel label", "context": "context > label"}.get(by, "label")
-    width = max([len(head)] + [len(str(r[1])) for r in table])
+    count = "kernels" if by == "kernel" and gpu else "launches"
+    # The layout rule of the other tables: 100 columns, the key cut in the middle to fit.
+    width, _ = fit(DIFF_NUMBERS, [head] + [str(r[1]) for r in table])
     out.write(f"nvtxcorr: diff of {what}{' per second' if rates else ''}, A ({len(a)} file"
               f"{'s' if len(a) != 1 else ''}) vs B ({len(b)} file{'s' if len(b) != 1 else ''})\n")
-    out.write(f"{head:<{width}}  {'A launches':>10}  {'B launches':>10}  {'A time' + unit:>10}  "
-              f"{'B time' + unit:>10}  {'change':>8}  {'A mean':>9}  {'B mean':>9}  "
-              f"{'change':>8}\n")
+    out.write(f"{head:<{width}} {'A ' + count:>10} {'B ' + count:>10} "
+              f"{'A time' + unit:>8} {'B time' + unit:>8} {'change':>8} {'A mean':>8} "
+              f"{'B mean':>8} {'change':>8}\n")
     slower = []
-    for _, key, na, nb, sa, sb, ma, mb in table:
+    for i, (_, key, na, nb, sa, sb, ma, mb) in enumerate(table):
         mpct = pct(ma, mb) if ma is not None and mb is not None else None
-        out.write(f"{str(key):<{width}}  {na:>10}  {nb:>10}  {fmt_time(round(sa)):>10}  "
-                  f"{fmt_time(round(sb)):>10}  {fmt_pct(pct(sa, sb)):>8}  "
-                  f"{fmt_time(round(ma)) if ma is not None else '-':>9}  "
-                  f"{fmt_time(round(mb)) if mb is not None else '-':>9}  {fmt_pct(mpct):>8}\n")
+        if top is None or i < top:
+            out.write(f"{cut(str(key), width):<{width}} {na:>10} {nb:>10} "
+                      f"{fmt_time(round(sa)):>8} {fmt_time(round(sb)):>8} "
+                      f"{fmt_pct(pct(sa, sb)):>8} "
+                      f"{fmt_time(round(ma)) if ma is not None else '-':>8} "
+                      f"{fmt_time(round(mb)) if mb is not None else '-':>8} {fmt_pct(mpct):>8}\n")
         if threshold is not None and mpct is not None and mpct > threshold:
             slower.append((key, mpct))
+    if top is not None and len(table) > top:
+        out.write(f"({len(table) - top} more rows; --top N or --top all)\n")
     if threshold is None:
         return 0
     for key, p in slower:
-        say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per launch")
+        say("error", f"--threshold {threshold:g}: {key} is {p:.1f}% slower per "
+            f"{'kernel execution' if count == 'kernels' else 'launch'}")
     return 1 if slower else 0
+
+
+def cmd_diff(args, files):
+    from nvtxcorr.rank import is_trace
+    if len(files) != 2:
+        say("error", "--diff needs two sides: A B (each a file, a directory, a quoted glob or "
+            "a comma-separated list)")
+        return 2
+    sides, bad = [], 0
+    for side in files:
+        files = []
+        for f in expand(side):
+            if is_trace(f):  # NVTXCORR_TRACE's files, often beside the summaries
+                say("note", f"--diff: {f}: a trace, not a summary; skipped")
+            else:
+                files.append(f)
+        loaded, side_bad = load_all(files)
+        bad += side_bad
+        summaries = []
+        for p, d in loaded:
+            why = problem(d)
+            if why:
+                say("error", f"{p}: {why}; left out")
+                bad += 1
+            else:
+                summaries.append((p, d))
+        if not summaries:
+            if not files:  # else each file's own error said why
+                say("error", f"--diff: {side}: no summary there")
+            return 2
+        sides.append(summaries)
+    by = args.get("by") if args.get("by") in ("kernel", "context") else "label"
+    if by == "context" and not all(d.get("contexts") for s in sides for _, d in s):
+        say("warn", "--diff --by context: a side has summaries without program context rows "
+            "(profile mode before program context?)")
+    status = diff(sides[0], sides[1], by, args.get("threshold"), sys.stdout,
+                  args.get("top", 20))
+    # A file left out changes what was compared: never a pass, even when nothing got slower.
+    return 2 if bad else status

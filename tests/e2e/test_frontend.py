@@ -1,0 +1,222 @@
+"""The command line as a new user met it (issue 33, item 5), one scenario per finding: nothing
+removed before every check passed, stat's windows, report's options that make no sense
+together, --diff --by kernel per kernel execution, the same head in every view, 100 columns,
+messages that say what to do, values checked before the run, results not written where asked,
+a closed pipe."""
+import json
+import os
+import subprocess
+import tempfile
+
+from harness import Skip, check, scenario
+from test_launcher_checks import marker_command, nvtxcorr, plain
+from test_profile import launcher
+
+
+def row(label, launches, cpu_ns, gpu_ns=None, gpu_kernels=None, kernel=False):
+    e = {"launches": launches, "graph_launches": 0, "errors": 0, "capture_launches": 0,
+         "cpu_ns": cpu_ns, "cpu_min_ns": 0, "cpu_max_ns": cpu_ns,
+         "cpu_histogram": [[0, launches]] if launches else [], "label": label,
+         "category": None, "gpu_ns": gpu_ns, "gpu_kernels": gpu_kernels,
+         "gpu_min_ns": None if gpu_ns is None else 0,
+         "gpu_max_ns": None if gpu_ns is None else gpu_ns, "gpu_histogram": None}
+    if kernel:
+        e.update(name=label + "_kernel", function=label + "_kernel")
+    return e
+
+
+def summary(labels, kernel_labels=(), pid=1, window=None, totals=None):
+    d = {"nvtxcorr_profile": 1, "pid": pid, "host": "h", "command": ["app"],
+         "gpu_time": any(r["gpu_ns"] is not None for r in labels),
+         "labels": labels, "kernels": [dict(r, name=r["label"] + "_k", function=r["label"] + "_k")
+                                       for r in labels],
+         "kernel_labels": [{"label": k, "category": None, "kind": "kernel", "gpu_ns": ns,
+                            "gpu_kernels": n, "gpu_min_ns": 1, "gpu_max_ns": ns,
+                            "gpu_histogram": None} for k, n, ns in kernel_labels],
+         "start_ns": 0, "end_ns": 10**9}
+    if window is not None:
+        d["window"] = {"index": window, "reason": "every", "start_ns": 0, "end_ns": 10**9}
+    if totals is not None:
+        d["totals"] = totals
+    return d
+
+
+def put(tmp, name, d):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(d, f)
+    return path
+
+
+@scenario
+def test_frontend_force_removes_nothing_before_the_checks(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        old = put(tmp, "old.json", {"old": 1})
+        prof = put(tmp, "p.json", {"old": 1})
+        for args in (["-f", "--trace", old, "--profile", "/nonexistent/p.json"],
+                     ["-f", "--profile", prof, "--window", "bogus"],
+                     ["stat", "-f", "--trace", old, "-o", "/nonexistent/x.json"]):
+            r = plain(env, *args, *marker_command(tmp))
+            check(r.returncode == 2 and os.path.exists(old) and os.path.exists(prof) and
+                  not os.path.exists(os.path.join(tmp, "ran")),
+                  f"{args}: rc {r.returncode}, old files {os.listdir(tmp)}: {r.stderr}")
+
+
+@scenario
+def test_frontend_stat_windows(env):
+    r = plain(env, "help", "stat")
+    check(r.returncode == 0 and "--window" in r.stdout, f"help stat: {r.stdout}")
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "w.%w.json")
+        r = nvtxcorr(env, "stat", "--library", env.lib, "--window", "cudaProfilerApi", "-o", out,
+                     "--", env.prog("scn_windows"), "api", "direct")
+        got = sorted(os.listdir(tmp))
+        check(r.rc == 0 and got == ["w.1.json", "w.2.json", "w.3.json"],
+              f"rc {r.rc}: {got}: {r.err}")
+        check("3 windows" in r.err, f"the head names the windows: {r.err}")
+        r = plain(env, "stat", "--window", "cudaProfilerApi", "-o", os.path.join(tmp, "x.json"),
+                  *marker_command(tmp))
+        check(r.returncode == 2 and "%w" in r.stderr and
+              not os.path.exists(os.path.join(tmp, "ran")), r.stderr)
+
+
+@scenario
+def test_frontend_report_options_that_do_not_go_together(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        a = put(tmp, "a.json", summary([row("x", 1, 100)]))
+        for args, what in ((["--threshold", "5", a], "--diff"),
+                           (["--diff", a, a, "--threshold", "-5"], "--threshold"),
+                           (["--diff", a, a, "--by", "process"], "--by")):
+            r = plain(env, "report", *args)
+            check(r.returncode == 2 and r.stderr.startswith("nvtxcorr: error: ") and
+                  what in r.stderr and "usage:" not in r.stderr, f"{args}: {r.returncode} "
+                  f"{r.stderr}")
+
+
+@scenario
+def test_frontend_diff_by_kernel_per_execution(env):
+    """A label whose launches are graphs: per launch its mean doubles with twice the nodes per
+    graph; per kernel execution it is unchanged. A label that runs only inside graphs (no
+    launch of its own) still gets a mean, so the threshold can flag it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        a = put(tmp, "a.json", summary([row("mm", 1, 100, 900, 9)], [("mm", 9, 900)]))
+        b = put(tmp, "b.json", summary([row("mm", 1, 100, 1800, 18)], [("mm", 18, 1800)]))
+        r = plain(env, "report", "--diff", "--by", "kernel", a, b, "--threshold", "5")
+        check(r.returncode == 0, f"per execution unchanged: {r.returncode} {r.stdout}{r.stderr}")
+        c = put(tmp, "c.json", summary([row("mm", 1, 100, 900, 9)],
+                                       [("mm", 9, 900), ("node", 4, 400)]))
+        d = put(tmp, "d.json", summary([row("mm", 1, 100, 900, 9)],
+                                       [("mm", 9, 900), ("node", 4, 800)]))
+        r = plain(env, "report", "--diff", "--by", "kernel", c, d, "--threshold", "5")
+        check(r.returncode == 1 and "node" in r.stderr, f"graph-only label: {r.returncode} "
+              f"{r.stdout}{r.stderr}")
+
+
+@scenario
+def test_frontend_same_head_in_every_view(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        d = summary([row("x", 3, 300)], totals={"launches": 5, "graph_launches": 0,
+                                                 "errors": 0, "cpu_ns": 500})
+        d["kernels"].append(dict(row("skipped", 2, 200), name="s_k", function="s_k",
+                                 label=None))
+        p = put(tmp, "p.json", d)
+        heads = {by: plain(env, "report", "--by", by, p).stdout.splitlines()[0]
+                 for by in ("label", "kernel")}
+        check(len(set(heads.values())) == 1, f"heads: {heads}")
+        ws = [put(tmp, f"w{i}.json", summary([row("x", 1, 100)], pid=7, window=i))
+              for i in (1, 2, 3)]
+        head = plain(env, "report", *ws).stdout.splitlines()[0]
+        check("pid 7" in head and "3 windows" in head and "processes" not in head, head)
+        z = put(tmp, "z.json", summary([row("x", 1, 100), row("idle", 0, 0)]))
+        out = plain(env, "report", "--diff", z, z).stdout
+        check("idle" not in out, f"a row with nothing on either side: {out}")
+
+
+@scenario
+def test_frontend_hundred_columns(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        long = "a_very_long_label_name_" * 4 + "end"
+        labels = [row(long + str(i), 1, 100 * (i + 1)) for i in range(30)]
+        a = put(tmp, "a.json", summary(labels))
+        r = plain(env, "report", "--diff", a, a, "--top", "5")
+        lines = r.stdout.splitlines()
+        check(max(map(len, lines)) <= 100 and "(25 more rows" in r.stdout, r.stdout)
+        ranks = []
+        for k in range(8):
+            d = summary(labels, pid=100 + k)
+            d["rank"] = str(k)
+            ranks.append(put(tmp, f"r{k}.json", d))
+        r = plain(env, "report", "--by", "rank", *ranks)
+        check(r.returncode == 0 and max(map(len, r.stdout.splitlines())) <= 100, r.stdout)
+        c = summary([row("x", 1, 100)])
+        c["contexts"] = [{"context": ["outer", long], "label": f"k{i}", "launches": 1,
+                          "cpu_ns": 10, "gpu_ns": None, "gpu_kernels": None}
+                         for i in range(4)]
+        r = plain(env, "report", "--by", "context", "--top", "2", put(tmp, "c.json", c))
+        check("..." in r.stdout and "(2 more" in r.stdout, r.stdout)
+
+
+@scenario
+def test_frontend_messages(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        r = plain(env, "stat", "--tpo", "3", "true")
+        check(r.returncode == 2 and "did you mean --top?" in r.stderr and
+              "usage:" not in r.stderr, r.stderr)
+        r = plain(env, "report", "--bogus", "x.json")
+        check(r.returncode == 2 and r.stderr.startswith("nvtxcorr: error: ") and
+              "[-h]" not in r.stderr, r.stderr)
+        r = plain(env, "--labels", "nope", *marker_command(tmp))
+        check(r.returncode == 2 and "nvtxcorr labels" in r.stderr, r.stderr)
+        script = os.path.join(tmp, "s.sh")
+        with open(script, "w") as f:
+            f.write("#!/nonexistent/interpreter\n")
+        os.chmod(script, 0o755)
+        r = plain(env, script)
+        check(r.returncode == 127 and "interpreter" in r.stderr, r.stderr)
+        bad = put(tmp, "bad.conf", {})
+        with open(bad, "w") as f:
+            f.write("this is not a rule\n")
+        r = nvtxcorr(env, "--library", env.lib, "--labels", bad, "--keep-going",
+                     env.prog("scn_driver"), "direct")
+        errors = [x for x in r.err.splitlines() if "bad.conf:1" in x]
+        check(r.rc == 0 and len(errors) == 1, f"each table error once: {r.err}")
+
+
+@scenario
+def test_frontend_values_checked_before_the_run(env):
+    with tempfile.TemporaryDirectory() as tmp:
+        for args in (["--log", "verbose"], ["--capture", "bogus"]):
+            r = plain(env, *args, *marker_command(tmp))
+            check(r.returncode == 2 and args[0] in r.stderr and
+                  not os.path.exists(os.path.join(tmp, "ran")), f"{args}: {r.stderr}")
+
+
+@scenario
+def test_frontend_results_not_written_where_asked(env):
+    if os.geteuid() != 0:
+        raise Skip("skipped: needs root (access() says /proc is writable only to root)")
+    with tempfile.TemporaryDirectory() as tmp:
+        for args in (["stat", "-o", "/proc/x.json"], ["--trace", "/proc/t.json"]):
+            r = plain(env, *args, *marker_command(tmp))
+            check(r.returncode != 0 and not os.path.exists(os.path.join(tmp, "ran")),
+                  f"{args}: rc {r.returncode}: {r.stderr}")
+
+
+@scenario
+def test_frontend_stat_closed_pipe(env):
+    """stat -o - into a reader that is gone (| head -1): the program's status, nothing left in TMPDIR (the runner
+    fails a scenario that leaves anything there)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRE"))}
+        e.update(LD_LIBRARY_PATH=f"{env.fakes}:{env.bin}", NVTXCORR_GPU="0")
+        # The program's own output elsewhere: the pipe is the summary's (-o -).
+        quiet = ["sh", "-c", 'exec "$0" "$@" >/dev/null', env.prog("scn_driver"), "direct"]
+        p = subprocess.Popen([launcher(env), "stat", "--library", env.lib, "-o", "-", "--",
+                              *quiet], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, env=e, cwd=tmp)
+        p.stdout.close()  # closed before stat writes: its write meets EPIPE
+        err = p.stderr.read().decode()
+        rc = p.wait()
+        check(rc == 0, f"rc {rc}: {err}")
+        left = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("nvtxcorr-stat-")]
+        check(not left, f"left in TMPDIR: {left}")
