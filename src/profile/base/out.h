@@ -65,7 +65,7 @@ void nvtxcorr_prof_sort(uint32_t *v, size_t n, int (*before)(uint32_t a, uint32_
 /* out.c: the text tables' cells. */
 void nvtxcorr_prof_fmt_time(char *buf, uint64_t ns);
 void nvtxcorr_prof_pad(prof_out_t *o, const char *s, size_t width, int right);
-/* The text tables' layout (docs/profile.md, "CSV and text"; nvtxcorr_report.py the same): a
+/* The text tables' layout (docs/profile.md, "CSV and text"; the report's render.py the same): a
  * line is at most PROF_TEXT_WIDTH columns, the numbers take `numbers` of them at the right and
  * the one or two text columns share the rest. Feed every value shown (headings included) to
  * nvtxcorr_prof_cols_need, then nvtxcorr_prof_cols_fit gives the widths. */

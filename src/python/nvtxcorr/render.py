@@ -31,7 +31,7 @@ def fmt_time(ns):
     return f"{(hundredths + 50) // 100}{units[u][1]}"
 
 
-# The text tables' one layout rule (docs/profile.md, "CSV and text"; src/profile/out.c
+# The text tables' one layout rule (docs/profile.md, "CSV and text"; src/profile/base/out.c
 # applies the same): a line is at most 100 columns; the numbers take fixed widths at the right,
 # the text columns share the rest. With two text columns the second gets what its longest entry
 # needs, but no more than leaves the first what its longest needs unless that would leave the

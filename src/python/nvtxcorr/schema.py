@@ -1,7 +1,7 @@
 """The profile summary's schema, declared once (docs/profile.md, "Summary format"): the fields
 of a label's and a kernel's row, of a graph's, of the totals, their kinds, and the histogram's
 bucket rule; the report's checks of every file it reads follow from them.
-tests/unit/test_schema.py holds src/profile/summary.h (the library's writers' field tables)
+tests/unit/test_schema.py holds src/profile/output/summary.h (the library's writers' field tables)
 and docs/profile.md to these lists, so neither can drift from them unnoticed."""
 import itertools
 import json
@@ -9,7 +9,7 @@ import os
 
 from nvtxcorr import say
 
-# The histogram (src/profile/internal.h: PROF_EXACT, PROF_SUB, PROF_TOP_OCTAVE): durations
+# The histogram (src/profile/base/histogram.h: PROF_EXACT, PROF_SUB, PROF_TOP_OCTAVE): durations
 # below EXACT ns have a bucket each; above, each power of two is split into SUB buckets.
 EXACT, SUB, TOP_OCTAVE = 8, 4, 40
 BUCKETS = EXACT + SUB * (TOP_OCTAVE - 3)

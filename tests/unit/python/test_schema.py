@@ -1,5 +1,5 @@
 """schema: the fields, kinds and histogram rule declared once, held to the library's writers
-(src/profile/summary.h, internal.h, read where they are) and to docs/profile.md."""
+(src/profile/output/summary.h, src/profile/base/histogram.h, read where they are) and to docs/profile.md."""
 import os
 import re
 
@@ -12,7 +12,7 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."
 
 
 def c_fields(macro):
-    text = open(os.path.join(ROOT, "src", "profile", "summary.h"), encoding="utf-8").read()
+    text = open(os.path.join(ROOT, "src", "profile", "output", "summary.h"), encoding="utf-8").read()
     body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", text, re.S).group(1)
     return tuple((key, kind.lower()) for key, kind in
                  re.findall(r'X\(\w+, "(\w+)", (\w+)\)', body))
@@ -26,7 +26,7 @@ def test_fields_are_the_library_writers(macro, ours):
 
 
 def test_histogram_rule_is_the_library_one():
-    text = open(os.path.join(ROOT, "src", "profile", "internal.h"), encoding="utf-8").read()
+    text = open(os.path.join(ROOT, "src", "profile", "base", "histogram.h"), encoding="utf-8").read()
     m = re.search(r"PROF_EXACT = (\d+), PROF_SUB = (\d+), PROF_TOP_OCTAVE = (\d+)", text)
     assert tuple(map(int, m.groups())) == (schema.EXACT, schema.SUB, schema.TOP_OCTAVE)
 
