@@ -12,7 +12,7 @@ add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
 set(NVTXCORR_PRELOAD_SOURCES
   init.c config.c window_spec.c log.c resolve.c dlsym.c procaddr.c driver.c driver_hooks.c runtime_hooks.c
-  handle_map.c emit.c kernels.c graphs.c capture.c slowstack.c routes.c
+  handle_map.c chain_table.c emit.c kernels.c graphs.c capture.c slowstack.c routes.c
   # Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
   context/nvtx_tool.c context/tree.c
   # Profile mode (NVTXCORR_PROFILE, NVTXCORR_TRACE), behind profile/profile.h.
