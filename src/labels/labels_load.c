@@ -23,42 +23,9 @@
 enum {
     BINARY_PROBE = 4096,       /* a NUL in this prefix means "not a text file" */
     FILE_MAX_BYTES = 16 << 20, /* bounds what one bad path can make us read and keep */
-    ERRORS_SHOWN = 20,
 };
 
 static const char inline_source[] = "NVTXCORR_LABELS_INLINE";
-
-static void report_error(labels_parser_t *p, unsigned line, const char *reason)
-{
-    nvtxcorr_label_error_t e = {p->source, line, reason};
-    p->report(p->ctx, &e);
-}
-
-const char *nvtxcorr_label_error_text(const nvtxcorr_label_error_t *e, char *buf, size_t size)
-{
-    if (e->line)
-        snprintf(buf, size, "%s:%u: %s", e->source, e->line, e->reason);
-    else
-        snprintf(buf, size, "%s: %s", e->source, e->reason);
-    return buf;
-}
-
-void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, ...)
-{
-    char reason[512];
-    va_list ap;
-
-    p->errors++;
-    if (p->errors > ERRORS_SHOWN) {
-        p->hidden++;
-        return;
-    }
-    if (!p->report) return;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
-    report_error(p, line, reason);
-}
 
 static void finish_source(labels_parser_t *p)
 {
@@ -66,7 +33,7 @@ static void finish_source(labels_parser_t *p)
 
     if (p->hidden && p->report) {
         snprintf(reason, sizeof(reason), "too many errors, %u more not shown", p->hidden);
-        report_error(p, 0, reason);
+        nvtxcorr_labels_report(p, 0, reason);
     }
 }
 
