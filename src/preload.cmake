@@ -19,7 +19,7 @@ set(NVTXCORR_LAYERS core context profile hooks)
 # graphs, captures, NVTX emission.
 set(NVTXCORR_LAYER_core
   core/config.c core/log.c core/io.c core/state.c core/fork.c core/slowstack.c core/resolve.c
-  core/routes.c core/cuda_calls.c core/handle_map.c core/emit.c core/kernels.c core/graphs.c
+  core/routes.c core/cuda_calls.c core/handle_map.c core/chain_table.c core/emit.c core/kernels.c core/graphs.c
   core/capture.c core/window_spec.c)
 # Program context: nvtxcorr as the program's NVTX tool (NVTXCORR_CONTEXT, nvtxcorr stat).
 set(NVTXCORR_LAYER_context context/inject.c context/nvtx_tool.c context/tree.c)

@@ -32,6 +32,8 @@
 #include "core/emit.h"
 #include "core/log.h"
 #include "core/resolve.h"
+#include "labels/hash.h"
+#include "labels/utf8.h"
 __thread nvtxcorr_context_thread_t nvtxcorr_context_self __attribute__((tls_model("initial-exec")));
 
 #define MAGIC_DOMAIN 0x6e637844u /* "Dxcn" */
@@ -83,23 +85,6 @@ static int is_context(const char *name)
 }
 
 /* ---- messages into path elements ---- */
-/* The length of the well-formed UTF-8 character at s (RFC 3629: no overlongs, surrogates or
- * code points past U+10FFFF), or 0. */
-static size_t utf8_len(const unsigned char *s)
-{
-    unsigned c = s[0];
-    if (c >= 0xc2 && c <= 0xdf) return (s[1] & 0xc0) == 0x80 ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 ? 3 : 0;
-    }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return s[1] >= lo && s[1] <= hi && (s[2] & 0xc0) == 0x80 && (s[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
-}
-
 /* A path element: its text, or (registered) the registered string's, never copied. */
 typedef struct element {
     size_t len;
@@ -115,10 +100,10 @@ static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size
 static void from_ascii(element_t *e, const char *m)
 {
     const unsigned char *s = (const unsigned char *)(m ? m : "[unnamed]");
-    uint32_t h = 2166136261u;
+    uint32_t h = NVTXCORR_FNV32_START; /* nvtxcorr_context_hash, one byte at a time */
     size_t i = 0;
     for (; i < NVTXCORR_CONTEXT_ELEMENT_MAX && s[i] && s[i] < 0x80; i++)
-        h = (h ^ s[i]) * 16777619u;
+        h = nvtxcorr_fnv32_byte(h, s[i]);
     if (NVTXCORR_LIKELY(s[i] == 0)) { /* the message itself is the element */
         e->text = (const char *)s, e->len = i, e->hash = h;
         return;
@@ -132,7 +117,7 @@ static void from_ascii_slow(element_t *e, const unsigned char *s, size_t o, size
     static const char hex[] = "0123456789abcdef";
     int invalid = 0;
     while (s[i]) {
-        size_t n = s[i] < 0x80 ? 1 : utf8_len(s + i);
+        size_t n = s[i] < 0x80 ? 1 : nvtxcorr_utf8_len((const char *)s + i);
         if (n == 0) { /* not UTF-8: \xNN */
             if (o + 4 > NVTXCORR_CONTEXT_ELEMENT_MAX) break;
             e->buf[o++] = '\\', e->buf[o++] = 'x';

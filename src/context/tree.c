@@ -9,6 +9,7 @@
 #include <string.h>
 #include "context.h"
 #include "core/attributes.h"
+#include "labels/hash.h"
 /* What program context counted of the program's NVTX use (context.h): the tree's own bounds
  * and the tool's (nvtx_tool.c). */
 nvtxcorr_context_counts_t nvtxcorr_context_counts;
@@ -34,10 +35,7 @@ static pthread_mutex_t insert_lock = PTHREAD_MUTEX_INITIALIZER;
 
 uint32_t nvtxcorr_context_hash(const char *s, size_t len)
 {
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (unsigned char)s[i]) * 16777619u;
-    return h;
+    return nvtxcorr_fnv32(NVTXCORR_FNV32_START, s, len);
 }
 
 /* The slot hash of (parent, element): the element's own hash (computed once, while it is read

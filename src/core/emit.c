@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include <nvtxcorr/nvtxcorr.h>
+#include "chain_table.h"
 #include "emit.h"
 #include "fork.h"
+#include "labels/hash.h"
 #include "labels/labels.h"
 #include "labels/names.h"
 #include "map.h"
@@ -58,14 +60,13 @@ static uint32_t category_id(const char *name)
 
 typedef struct interned {
     nvtxcorr_label_t label;
-    struct interned *next;
+    nvtxcorr_chain_link_t link; /* hashed by the label's text */
     uint32_t color_key, category;
 } interned_t;
 
-/* Chained hash table that doubles when it averages two labels per bucket, so the first
- * launch of the 100,000th distinct kernel costs what the first one did. */
-static interned_t **buckets;
-static size_t bucket_count, label_count;
+/* Growable (chain_table.h), so the first launch of the 100,000th distinct kernel costs what
+ * the first one did. Guarded by lock. */
+static nvtxcorr_chain_table_t interned;
 
 /* The ready-to-push attributes of a label whose text lives at `text` (not copied). */
 static void fill(nvtxcorr_label_t *l, const char *text, int has_color, uint32_t color,
@@ -101,41 +102,24 @@ void nvtxcorr_label_init(nvtxcorr_label_t *l, const char *text, int has_color, u
     pthread_mutex_unlock(&lock);
 }
 
-/* Caller holds lock. On failure the old table stays. */
-static void grow(void)
-{
-    size_t n = bucket_count ? bucket_count * 2 : 1024;
-    interned_t **nb = calloc(n, sizeof *nb);
-    if (nb == NULL) return;
-    for (size_t i = 0; i < bucket_count; i++)
-        for (interned_t *e = buckets[i], *next; e; e = next) {
-            next = e->next;
-            size_t b = (size_t)nvtxcorr_hash_str(e->label.text) & (n - 1);
-            e->next = nb[b];
-            nb[b] = e;
-        }
-    free(buckets);
-    buckets = nb;
-    bucket_count = n;
-}
-
 const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uint32_t color,
                                             const char *category, int skip)
 {
     uint32_t color_key = has_color ? color | 0xFF000000u : 0;
     pthread_mutex_lock(&lock);
     uint32_t cat = skip ? 0 : category_id(category);
-    if (label_count >= bucket_count * 2) grow();
-    if (buckets == NULL) {
+    if (nvtxcorr_chain_reserve(&interned) != 0) {
         pthread_mutex_unlock(&lock);
         return NULL;
     }
-    size_t b = (size_t)nvtxcorr_hash_str(text) & (bucket_count - 1);
-    interned_t *e;
-    for (e = buckets[b]; e; e = e->next)
-        if (e->label.skip == skip && e->color_key == color_key && e->category == cat &&
-            !strcmp(e->label.text, text))
-            break;
+    uint64_t h = nvtxcorr_hash_str(text);
+    interned_t *e = NULL;
+    for (nvtxcorr_chain_link_t *k = nvtxcorr_chain_first(&interned, h); k && !e; k = k->next) {
+        interned_t *x = (interned_t *)((char *)k - offsetof(interned_t, link));
+        if (k->hash == h && x->label.skip == skip && x->color_key == color_key &&
+            x->category == cat && !strcmp(x->label.text, text))
+            e = x;
+    }
     if (e == NULL && (e = calloc(1, sizeof *e)) != NULL) {
         e->label.text = strdup(text);
         if (e->label.text == NULL) {
@@ -146,9 +130,7 @@ const nvtxcorr_label_t *nvtxcorr_label_make(const char *text, int has_color, uin
         e->color_key = color_key;
         e->category = cat;
         fill(&e->label, e->label.text, has_color, color_key, cat, skip);
-        e->next = buckets[b];
-        buckets[b] = e;
-        label_count++;
+        nvtxcorr_chain_insert(&interned, &e->link, h);
     }
     pthread_mutex_unlock(&lock);
     return e ? &e->label : NULL;

@@ -21,6 +21,7 @@
 #include "fork.h"
 #include "graphs.h"
 #include "kernels.h"
+#include "labels/hash.h"
 #include "labels/labels.h"
 #include "labels/names.h"
 #include "log.h"
@@ -117,14 +118,6 @@ typedef struct contents {
     size_t names_len, names_cap;
 } contents_t;
 
-static uint32_t fnv(uint32_t h, const void *data, size_t n)
-{
-    const unsigned char *p = data;
-    while (n--)
-        h = (h ^ *p++) * 16777619u;
-    return h;
-}
-
 static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARAMS_v2 *p)
 {
     char raw[1024], storage[3 * 1024];
@@ -132,7 +125,7 @@ static void add_kernel(contents_t *c, const void *f, const CUDA_KERNEL_NODE_PARA
         snprintf(raw, sizeof raw, "%s", NVTXCORR_UNKNOWN_KERNEL);
     unsigned dims[6] = {p->gridDimX,  p->gridDimY,  p->gridDimZ,
                         p->blockDimX, p->blockDimY, p->blockDimZ};
-    c->sig = fnv(fnv(c->sig, raw, strlen(raw) + 1), dims, sizeof dims);
+    c->sig = nvtxcorr_fnv32(nvtxcorr_fnv32(c->sig, raw, strlen(raw) + 1), dims, sizeof dims);
 
     nvtxcorr_kernel_names_t names;
     nvtxcorr_names_from_mangled(raw, &names, storage, sizeof storage);
@@ -299,7 +292,7 @@ static void describe(CUgraphExec exec, CUgraph graph, unsigned ordinal, int upda
         (kernel_params_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphKernelNodeGetParams_v2),
         (child_graph_fn)nvtxcorr_cuda_fn(NVTXCORR_CUDA_cuGraphChildGraphNodeGetGraph),
     };
-    contents_t c = {.sig = 2166136261u};
+    contents_t c = {.sig = NVTXCORR_FNV32_START};
     walk(&c, &q, graph, 0);
     top_entry_t top[3] = {{0}};
     unsigned ntop = top_kernels(&c, top);

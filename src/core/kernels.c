@@ -13,11 +13,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "chain_table.h"
 #include "cuda_calls.h"
 #include "emit.h"
 #include "fork.h"
 #include "graphs.h"
 #include "kernels.h"
+#include "labels/hash.h"
 #include "labels/labels.h"
 #include "labels/names.h"
 #include "map.h"
@@ -152,34 +154,16 @@ const nvtxcorr_label_t *nvtxcorr_label_for_name(const char *mangled)
     return nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
 }
 
-/* Kernel records interned by (raw name, label), in a chained hash table that doubles when it
- * averages two per bucket; guarded by match_lock, which every caller holds already. Never
- * freed: a reader may hold one, and a reloaded module's kernels find theirs again. */
+/* Kernel records interned by (raw name, label), in a growable chained table (chain_table.h);
+ * guarded by match_lock, which every caller holds already. Never freed: a reader may hold one,
+ * and a reloaded module's kernels find theirs again. */
 typedef struct record_entry {
     nvtxcorr_record_t record;
-    struct record_entry *next;
+    nvtxcorr_chain_link_t link;
     const nvtxcorr_label_t *interned; /* the label copied (emit.c's, unique per label) */
-    uint64_t hash;
 } record_entry_t;
 
-static record_entry_t **records;
-static size_t record_buckets, record_count;
-
-static void records_grow(void)
-{
-    size_t n = record_buckets ? record_buckets * 2 : 1024;
-    record_entry_t **nb = calloc(n, sizeof *nb);
-    if (nb == NULL) return; /* the old table stays */
-    for (size_t i = 0; i < record_buckets; i++)
-        for (record_entry_t *e = records[i], *next; e; e = next) {
-            next = e->next;
-            e->next = nb[e->hash & (n - 1)];
-            nb[e->hash & (n - 1)] = e;
-        }
-    free(records);
-    records = nb;
-    record_buckets = n;
-}
+static nvtxcorr_chain_table_t records;
 
 /* Caller holds match_lock. NULL when out of memory (or no label). */
 static nvtxcorr_record_t *record_intern(const char *raw, const char *base,
@@ -187,11 +171,12 @@ static nvtxcorr_record_t *record_intern(const char *raw, const char *base,
 {
     if (l == NULL) return NULL;
     uint64_t h = nvtxcorr_hash_str(raw) ^ ((uint64_t)(uintptr_t)l * 0x9E3779B97F4A7C15ull);
-    if (record_count >= record_buckets * 2) records_grow();
-    if (records == NULL) return NULL;
+    if (nvtxcorr_chain_reserve(&records) != 0) return NULL;
     record_entry_t *e;
-    for (e = records[h & (record_buckets - 1)]; e; e = e->next)
-        if (e->hash == h && e->interned == l && !strcmp(e->record.raw, raw)) return &e->record;
+    for (nvtxcorr_chain_link_t *k = nvtxcorr_chain_first(&records, h); k; k = k->next) {
+        e = (record_entry_t *)((char *)k - offsetof(record_entry_t, link));
+        if (k->hash == h && e->interned == l && !strcmp(e->record.raw, raw)) return &e->record;
+    }
     size_t nr = strlen(raw) + 1, nb = strlen(base) + 1;
     if ((e = calloc(1, sizeof *e + nr + nb)) == NULL) return NULL;
     char *names = (char *)(e + 1);
@@ -201,10 +186,7 @@ static nvtxcorr_record_t *record_intern(const char *raw, const char *base,
     e->record.raw = names;
     e->record.base = names + nr;
     e->interned = l;
-    e->hash = h;
-    e->next = records[h & (record_buckets - 1)];
-    records[h & (record_buckets - 1)] = e;
-    record_count++;
+    nvtxcorr_chain_insert(&records, &e->link, h);
     return &e->record;
 }
 

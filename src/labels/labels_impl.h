@@ -1,6 +1,8 @@
 /* Private to the label table: the rule representation and loader state shared by the
- * loader (labels_load.c), the rule parser (labels_parse.c) and the matcher
- * (labels_match.c). Not for the preload core, which uses labels.h only. */
+ * loader (labels_load.c), the rule parser (labels_parse.c, labels_regex.c), the matcher
+ * (labels_match.c) and what they all use (labels_rules.c, labels_glob.c). Calls go one
+ * way: load -> parse -> regex -> rules and glob; load -> match -> rules. Not for the preload
+ * core, which uses labels.h only. */
 #ifndef NVTXCORR_LABELS_IMPL_H
 #define NVTXCORR_LABELS_IMPL_H
 
@@ -73,7 +75,7 @@ struct nvtxcorr_label_table {
     index_list_t regexes;     /* regexes likewise */
     index_list_t graphs;
 
-    /* Regex costs spent so far while loading, against the budgets in labels_parse.c. */
+    /* Regex costs spent so far while loading, against the budgets in labels_regex.c. */
     unsigned long regex_cost;   /* every regex */
     unsigned long scanned_cost; /* regexes every name meets: no 3-byte literal, graph ones */
     unsigned long kernel_match_cost, graph_match_cost; /* regexec work one name may cost */
@@ -96,9 +98,23 @@ typedef struct labels_parser {
 } labels_parser_t;
 
 /* Reports "nvtxcorr: error: <source>:<line>: <reason>" (line 0: about the whole source),
- * counting it, up to the cap (labels_load.c). */
+ * counting it, up to the cap (labels_rules.c). */
 void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* Hands one line to the caller's callback, uncounted (labels_rules.c). */
+void nvtxcorr_labels_report(labels_parser_t *p, unsigned line, const char *reason);
+
+enum { NVTXCORR_LABELS_QUOTE_MAX = 48 }; /* offending text echoed in a message */
+/* Offending text for a message, the `n` bytes at s (or all of s): at most
+ * NVTXCORR_LABELS_QUOTE_MAX of them, cut on a UTF-8 boundary, into buf (QUOTE_MAX + 8 bytes),
+ * which is returned (labels_rules.c). */
+const char *nvtxcorr_labels_excerpt_bytes(const char *s, size_t n, char *buf, size_t size);
+const char *nvtxcorr_labels_excerpt(const char *s, char *buf, size_t size);
+
+/* Checks, weighs and charges the regex src to the table's budgets, then compiles it into r,
+ * with its required literal as r's pattern; 0, or -1 after reporting (labels_regex.c). */
+int nvtxcorr_labels_compile_regex(labels_parser_t *p, unsigned line, label_rule_t *r,
+                                  const char *src);
 
 /* Parses one rule and appends it to p->t, or reports why not (labels_parse.c). `s` is
  * NUL-terminated valid UTF-8 of at most NVTXCORR_LABELS_LINE_MAX bytes; `tok` is scratch of
@@ -108,7 +124,9 @@ void nvtxcorr_labels_parse_rule(labels_parser_t *p, unsigned line, const char *s
 /* Builds the lookup structures once all rules are in; 0, or -1 when out of memory. */
 int nvtxcorr_labels_build_index(nvtxcorr_label_table_t *t);
 
-/* Frees the rules and their strings (labels_parse.c); the indexes are labels_match.c's. */
+/* Frees one rule's strings and regex (zeroing it), or every rule and the rule array
+ * (labels_rules.c); the indexes are labels_match.c's. */
+void nvtxcorr_labels_free_rule(label_rule_t *r);
 void nvtxcorr_labels_free_rules(nvtxcorr_label_table_t *t);
 
 /* How a bracket expression ("[a-z]", "[^]x]", "[[:digit:]_]") is read: in a glob (fnmatch)
@@ -118,10 +136,11 @@ enum bracket_syntax { BRACKET_GLOB, BRACKET_REGEX };
 
 /* Where the bracket expression opening at `open` (a '[') ends: its closing ']', or NULL when
  * the pattern ends first. A ']' first in the set (after any negation) is a member, and
- * "[:class:]", "[.coll.]" and "[=equiv=]" inside are skipped whole (labels_match.c). */
+ * "[:class:]", "[.coll.]" and "[=equiv=]" inside are skipped whole (labels_glob.c). */
 const char *nvtxcorr_labels_bracket_end(const char *open, enum bracket_syntax syntax);
 
-/* The longest run of bytes a glob match must contain; "" when none can be proven. */
+/* The longest run of bytes a glob match must contain; "" when none can be proven
+ * (labels_glob.c). */
 void nvtxcorr_labels_glob_literal(const char *glob, const char **lit, size_t *len);
 
 #endif

@@ -18,46 +18,14 @@
 #include <unistd.h>
 
 #include "labels_impl.h"
+#include "utf8.h"
 
 enum {
     BINARY_PROBE = 4096,       /* a NUL in this prefix means "not a text file" */
     FILE_MAX_BYTES = 16 << 20, /* bounds what one bad path can make us read and keep */
-    ERRORS_SHOWN = 20,
 };
 
 static const char inline_source[] = "NVTXCORR_LABELS_INLINE";
-
-static void report_error(labels_parser_t *p, unsigned line, const char *reason)
-{
-    nvtxcorr_label_error_t e = {p->source, line, reason};
-    p->report(p->ctx, &e);
-}
-
-const char *nvtxcorr_label_error_text(const nvtxcorr_label_error_t *e, char *buf, size_t size)
-{
-    if (e->line)
-        snprintf(buf, size, "%s:%u: %s", e->source, e->line, e->reason);
-    else
-        snprintf(buf, size, "%s: %s", e->source, e->reason);
-    return buf;
-}
-
-void nvtxcorr_labels_error(labels_parser_t *p, unsigned line, const char *fmt, ...)
-{
-    char reason[512];
-    va_list ap;
-
-    p->errors++;
-    if (p->errors > ERRORS_SHOWN) {
-        p->hidden++;
-        return;
-    }
-    if (!p->report) return;
-    va_start(ap, fmt);
-    vsnprintf(reason, sizeof(reason), fmt, ap);
-    va_end(ap);
-    report_error(p, line, reason);
-}
 
 static void finish_source(labels_parser_t *p)
 {
@@ -65,7 +33,7 @@ static void finish_source(labels_parser_t *p)
 
     if (p->hidden && p->report) {
         snprintf(reason, sizeof(reason), "too many errors, %u more not shown", p->hidden);
-        report_error(p, 0, reason);
+        nvtxcorr_labels_report(p, 0, reason);
     }
 }
 
@@ -74,46 +42,15 @@ static void report_too_large(labels_parser_t *p)
     nvtxcorr_labels_error(p, 0, "file larger than %d MiB", FILE_MAX_BYTES >> 20);
 }
 
-/* Index of the first byte that is not part of well-formed UTF-8 (RFC 3629: no overlong
- * forms, no surrogates, nothing above U+10FFFF), or n. */
-static size_t utf8_invalid_at(const unsigned char *s, size_t n)
+/* Index of the first byte of the n at s (NUL-terminated there, no NUL before) that is not part
+ * of well-formed UTF-8, or n. */
+static size_t utf8_invalid_at(const char *s, size_t n)
 {
-    size_t i = 0;
+    size_t i = 0, k;
 
-    while (i < n) {
-        unsigned char c = s[i];
-        unsigned char lo = 0x80, hi = 0xBF;
-        size_t more;
-
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        if (c >= 0xC2 && c <= 0xDF) {
-            more = 1;
-        } else if (c >= 0xE0 && c <= 0xEF) {
-            more = 2;
-            if (c == 0xE0)
-                lo = 0xA0;
-            else if (c == 0xED)
-                hi = 0x9F;
-        } else if (c >= 0xF0 && c <= 0xF4) {
-            more = 3;
-            if (c == 0xF0)
-                lo = 0x90;
-            else if (c == 0xF4)
-                hi = 0x8F;
-        } else {
-            return i;
-        }
-        if (i + more >= n) return i;
-        if (s[i + 1] < lo || s[i + 1] > hi) return i;
-        for (size_t k = 2; k <= more; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-        }
-        i += more + 1;
-    }
-    return n;
+    while (i < n && (k = nvtxcorr_utf8_len(s + i)) != 0)
+        i += k;
+    return i;
 }
 
 static int is_blank(char c)
@@ -136,13 +73,13 @@ static void parse_line(labels_parser_t *p, unsigned line, const char *s, size_t 
         nvtxcorr_labels_error(p, line, "NUL byte in line");
         return;
     }
-    bad = utf8_invalid_at((const unsigned char *)s, n);
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    bad = utf8_invalid_at(buf, n);
     if (bad < n) {
         nvtxcorr_labels_error(p, line, "invalid UTF-8 at byte %zu", bad + 1);
         return;
     }
-    memcpy(buf, s, n);
-    buf[n] = '\0';
     nvtxcorr_labels_parse_rule(p, line, buf, tok);
 }
 

@@ -9,18 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h" /* nvtxcorr_hash_str, for the files that name kernels */
+
 /* The name of a kernel the driver or CUPTI cannot name. */
 #define NVTXCORR_UNKNOWN_KERNEL "unknown_kernel"
-
-/* FNV-1a over a NUL-terminated string: nvtxcorr's one string hash (the label table's exact
- * rules, the core's label intern, profile mode's sites, labels and CUPTI's kernel names). */
-static inline uint64_t nvtxcorr_hash_str(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
 
 typedef struct nvtxcorr_kernel_names {
     const char *function;  /* base name: no namespace, template arguments, parameters or

@@ -25,6 +25,7 @@
 #include "core/record.h"
 #include "core/slowstack.h"
 #include "core/state.h"
+#include "labels/hash.h"
 #include "profile.h"
 #include "profile/base/clock.h"
 #include "profile/base/out.h"
@@ -281,31 +282,23 @@ int nvtxcorr_profile_mode(int tool)
     return nvtxcorr_prof_window_mode(tool);
 }
 
-/* FNV-1a, 64 bits: the label table's identity for `report --diff`, not a checksum. */
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
-{
-    for (const unsigned char *c = p; n--; c++)
-        h = (h ^ *c) * 0x100000001b3ull;
-    return h;
-}
-
 /* The label table's file and inline rules, hashed once (the summary's "label_table"): two
  * summaries labelled by different tables are not compared as equals. */
 static void hash_label_table(void)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
+    uint64_t h = NVTXCORR_FNV64_START; /* an identity for `report --diff` */
     int any = 0;
     if (nvtxcorr_config.labels) {
         int fd = open(nvtxcorr_config.labels, O_RDONLY | O_CLOEXEC);
         char buf[4096];
         ssize_t n;
         while (fd >= 0 && (n = read(fd, buf, sizeof buf)) > 0)
-            h = fnv1a(h, buf, (size_t)n), any = 1;
+            h = nvtxcorr_fnv64(h, buf, (size_t)n), any = 1;
         if (fd >= 0) close(fd);
     }
-    h = fnv1a(h, "", 1);
+    h = nvtxcorr_fnv64(h, "", 1);
     if (nvtxcorr_config.labels_inline) {
-        h = fnv1a(h, nvtxcorr_config.labels_inline, strlen(nvtxcorr_config.labels_inline));
+        h = nvtxcorr_fnv64(h, nvtxcorr_config.labels_inline, strlen(nvtxcorr_config.labels_inline));
         any = 1;
     }
     nvtxcorr_prof_label_hash = any ? h : 0;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "intern.h"
-#include "labels/names.h"
+#include "labels/hash.h"
 #include "pages.h"
 static size_t bucket_of(const prof_intern_t *t, const char *key)
 {

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "core/io.h"
+#include "labels/utf8.h"
 #include "out.h"
 int nvtxcorr_prof_fd_is(int fd, uint64_t dev, uint64_t ino)
 {
@@ -89,27 +90,6 @@ void nvtxcorr_out_u64(prof_out_t *o, uint64_t v)
 {
     char buf[20];
     nvtxcorr_out_mem(o, buf, nvtxcorr_fmt_u64(buf, v));
-}
-
-/* The length of the well-formed UTF-8 sequence at s (RFC 3629: no overlong forms, no
- * surrogates, nothing past U+10FFFF), or 0. */
-size_t nvtxcorr_utf8_len(const char *str)
-{
-    const unsigned char *s = (const unsigned char *)str;
-    if (s[0] < 0x80) return 1;
-    size_t n = s[0] >= 0xC2 && s[0] <= 0xDF   ? 2
-               : s[0] >= 0xE0 && s[0] <= 0xEF ? 3
-               : s[0] >= 0xF0 && s[0] <= 0xF4 ? 4
-                                              : 0;
-    unsigned char lo = 0x80, hi = 0xBF; /* the second byte's range */
-    if (s[0] == 0xE0) lo = 0xA0;
-    if (s[0] == 0xED) hi = 0x9F;
-    if (s[0] == 0xF0) lo = 0x90;
-    if (s[0] == 0xF4) hi = 0x8F;
-    if (n == 0 || s[1] < lo || s[1] > hi) return 0;
-    for (size_t i = 2; i < n; i++)
-        if ((s[i] & 0xC0) != 0x80) return 0;
-    return n;
 }
 
 /* One character of s, escaped for a JSON string, into e (at most 6 bytes); *used: the bytes

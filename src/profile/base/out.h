@@ -49,7 +49,6 @@ size_t nvtxcorr_fmt_json(char *buf, size_t size, const char *s);
  * Async-signal-safe (the notes are made where snprintf is not). */
 size_t nvtxcorr_prof_join(char *buf, size_t size, size_t len, const char *const *parts, size_t n);
 /* The length of the well-formed UTF-8 character at s, or 0 when the byte there starts none. */
-size_t nvtxcorr_utf8_len(const char *s);
 /* s for a line of the text table: control characters (C0, DEL, C1) and bytes that are not
  * well-formed UTF-8 become '?', so a name cannot break a line or the columns (NUL-terminated, cut
  * to fit size). */

@@ -37,7 +37,7 @@
 #include "core/routes.h"
 #include "core/state.h"
 #include "core/window_spec.h"
-#include "labels/names.h"
+#include "labels/hash.h"
 #include "profile/base/clock.h"
 #include "profile/base/out.h"
 #include "profile/base/pages.h"
