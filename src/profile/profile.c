@@ -40,6 +40,7 @@
 #include "profile/lifecycle/window.h"
 #include "profile/output/trace.h"
 #include "profile/output/trace_api.h"
+#include "profile/output/trace_writer.h"
 typedef struct site_job {
     nvtxcorr_profile_kind_t kind;
     nvtxcorr_record_t *record;

@@ -12,6 +12,7 @@
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
 #include "trace.h"
+#include "trace_format.h"
 static size_t chrome_head(char *p)
 {
     p[0] = '[';

@@ -29,6 +29,8 @@
 #include "profile/counting/stats.h"
 #include "profile/gpu/gpu.h"
 #include "trace.h"
+#include "trace_format.h"
+#include "trace_meta.h"
 /* Kineto's correlation: the external correlation id, as a JSON number pandas reads (int64). */
 static size_t fmt_corr(char *p, uint64_t ext)
 {

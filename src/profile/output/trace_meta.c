@@ -21,9 +21,8 @@
 #include "core/cuda_calls.h"
 #include "profile/base/clock.h"
 #include "profile/base/out.h"
-#include "trace.h"
-#define PUT(lit) (memcpy(p + n, lit, sizeof(lit) - 1), n += sizeof(lit) - 1)
-
+#include "trace_format.h"
+#include "trace_meta.h"
 /* A decimal integer setting ("3"), or -1 when it is not one. */
 static long env_number(const char *v)
 {

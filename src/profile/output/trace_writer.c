@@ -31,6 +31,7 @@
 #include "profile/base/process.h"
 #include "profile/counting/stats.h"
 #include "trace.h"
+#include "trace_writer.h"
 _Atomic int nvtxcorr_prof_trace_writer_on;
 static _Atomic unsigned drain_asked, drain_done;
 
