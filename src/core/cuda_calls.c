@@ -1,6 +1,6 @@
 /* The CUDA calls nvtxcorr makes for itself: naming kernels, asking whether a stream captures,
  * reading a graph's nodes, keeping the runtime's last error. They are one table
- * (NVTXCORR_CUDA_CALLS in nvtxcorr.h), resolved here, each row once.
+ * (NVTXCORR_CUDA_CALLS in cuda_calls.h), resolved here, each row once.
  *
  * Driver functions come from the real cuGetProcAddress_v2 (our hooks' slot, never our own
  * hook), asked for the row's ABI version and stream variant, exactly as cudart asks. Runtime

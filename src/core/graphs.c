@@ -54,7 +54,7 @@ static nvtxcorr_map_t ordinals; /* CUgraphExec -> its ordinal N, as a pointer-si
 static _Atomic unsigned instantiations;
 
 /* Graph labels usually embed the ordinal, so each instantiation has a label of its own. Their
- * records (nvtxcorr.h: the label, no names, profile mode's site slot) are owned per exec and
+ * records (record.h: the label, no names, profile mode's site slot) are owned per exec and
  * recycled through a free list when the exec is destroyed or updated, so a program that
  * instantiates in a loop does not grow. (A launch racing with a destroy of the same exec, which
  * CUDA forbids, could see a recycled label: valid memory, wrong text.) */

@@ -1,6 +1,6 @@
 /* Kernel records: the slow path taken once per distinct function handle. It finds the
  * kernel's raw name, turns it into the three matchable names, asks the label table, and
- * caches the handle's record (label, raw and base names: nvtxcorr.h) under the handle, so
+ * caches the handle's record (label, raw and base names: record.h) under the handle, so
  * later launches of that handle, in every mode, only do a lock-free map lookup.
  *
  * Names come from the driver (cuFuncGetName / cuKernelGetName, CUDA 12.3+) where it has them;
@@ -26,7 +26,7 @@
 #include "record.h"
 #include "slowstack.h"
 #include "state.h"
-/* Never NULL: the entry stubs read their tables untested (nvtxcorr.h, NVTXCORR_MAP_EMPTY). */
+/* Never NULL: the entry stubs read their tables untested (map.h, NVTXCORR_MAP_EMPTY). */
 nvtxcorr_map_t nvtxcorr_function_labels = NVTXCORR_MAP_EMPTY;
 nvtxcorr_map_t nvtxcorr_host_labels = NVTXCORR_MAP_EMPTY;
 nvtxcorr_map_t nvtxcorr_graph_labels = NVTXCORR_MAP_EMPTY;
@@ -199,7 +199,7 @@ static nvtxcorr_record_t *record_for_name(const char *mangled)
     nvtxcorr_names_from_mangled(mangled, &names, storage, sizeof storage);
     nvtxcorr_match_lock();
     nvtxcorr_labels_match_kernel(nvtxcorr_labels_in_use, &names, &res);
-    /* Under match_lock: emit.c's lock comes after it in the fork order (nvtxcorr.h). */
+    /* Under match_lock: emit.c's lock comes after it in the fork order (fork.h). */
     const nvtxcorr_label_t *l =
         nvtxcorr_label_make(res.label, res.has_color, res.color, res.category, res.skip);
     nvtxcorr_record_t *r = record_intern(mangled, names.function, l);

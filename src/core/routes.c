@@ -1,4 +1,4 @@
-/* Where each x86-64 launch entry stub jumps (nvtxcorr.h, hook_bodies.h). Every launch stub
+/* Where each x86-64 launch entry stub jumps (routes.h, hooks/entry_stubs.h). Every launch stub
  * puts its route in one section; the linker gathers them between __start_ and __stop_ of its
  * name. A route's entry starts as the stub's C body (which initialises the library) and is
  * rewritten here after anything it depends on changes: the mode, the count of captures open,

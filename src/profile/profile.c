@@ -1,7 +1,7 @@
 /* Profile mode's front door: what profile.h declares and the core calls. Start-up
  * (nvtxcorr_profile_prepare, _init) and the fork handler; the launch path (nvtxcorr_profile_begin
  * and _end around the real call); and which site a launch handle counts under, kept in the
- * site slot of the core's record for the handle (nvtxcorr.h), filled on the slow-path stack at
+ * site slot of the core's record for the handle (core/record.h), filled on the slow-path stack at
  * the record's first launch from the names and label the core derived, so a handle is never
  * named twice; a handle whose label changes gets a new record, and with it a new slot. What a
  * launch is counted under and the per-thread records it is counted in are stats.c's. */

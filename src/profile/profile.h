@@ -13,7 +13,7 @@
  * What a launch counts under travels in the core's record for its handle (nvtxcorr_record_t:
  * label, names, and the site slot that profile mode alone fills). Graph events reach profile
  * mode the other way round: it registers a listener with the core while it initialises
- * (nvtxcorr_on_graph_event in nvtxcorr.h), and graphs.c calls through it.
+ * (nvtxcorr_on_graph_event in core/graphs.h), and graphs.c calls through it.
  * Everything else (per-thread records, the summary, the trace, exit and signal handling) is
  * private to src/profile/. docs/profile.md describes the outputs. */
 #ifndef NVTXCORR_PROFILE_H
@@ -37,7 +37,7 @@ int nvtxcorr_profile_init(void);
 /* The mode profile mode runs in: NVTXCORR_MODE_PROFILE, or with NVTXCORR_WINDOW the mode
  * between windows (PROFILE_IDLE, or ACTIVE when an NVTX tool is attached: `tool`). */
 int nvtxcorr_profile_mode(int tool);
-/* Once the mode is stored (init.c): windows start (their signal handler, their helper). */
+/* Once the mode is stored (hooks/init.c): windows start (their signal handler, their helper). */
 void nvtxcorr_profile_started(void);
 
 /* `slow` and `map`: the core's slow path and handle map for the kind (hook_bodies.h). */

@@ -1,4 +1,4 @@
-/* The histogram's edges and percentiles (the bucket of a value is prof_bucket, internal.h):
+/* The histogram's edges and percentiles (the bucket of a value is prof_bucket, histogram.h):
  * pure functions of their arguments, shared by the summary's CPU and GPU columns and tested
  * on their own (tests/unit). */
 #include "histogram.h"

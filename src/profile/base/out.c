@@ -36,7 +36,7 @@ void nvtxcorr_out_flush(prof_out_t *o)
         if (o->owned && !nvtxcorr_prof_fd_is(o->fd, o->dev, o->ino)) {
             o->err = EBADF;
         } else {
-            PROF_FD_RACE_BEGIN(); /* an owned one may be closed meanwhile (internal.h) */
+            PROF_FD_RACE_BEGIN(); /* an owned one may be closed meanwhile (out.h) */
             o->err = nvtxcorr_write_full(o->fd, o->buf, o->len);
             PROF_FD_RACE_END();
         }
@@ -200,7 +200,7 @@ size_t nvtxcorr_text_safe(char *buf, size_t size, const char *s)
     return n;
 }
 
-/* ---- the text tables' layout (internal.h) ---- */
+/* ---- the text tables' layout (out.h) ---- */
 /* Columns are UTF-8 code points. */
 static size_t text_cols(const char *s)
 {

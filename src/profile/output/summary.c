@@ -84,7 +84,7 @@ void nvtxcorr_prof_site_read(const nvtxcorr_profile_site_t *s, prof_snap_t *o)
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             o->hist[b] += atomic_load_explicit(&r->hist[b], memory_order_relaxed);
     }
-    if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* internal.h */
+    if (atomic_load_explicit(&s->spill_gen, memory_order_acquire) == gen) /* counting/stats.h */
         for (unsigned b = 0; b < PROF_BUCKETS; b++)
             o->hist[b] += atomic_load_explicit(&s->spill[b], memory_order_relaxed);
 }
@@ -249,7 +249,7 @@ static const char *label_text(uint32_t label_id)
                : atomic_load_explicit(&nvtxcorr_prof_labels[label_id], memory_order_relaxed)->text;
 }
 
-/* Launches that passed through while nvtxcorr was starting (nvtxcorr.h). */
+/* Launches that passed through while nvtxcorr was starting (core/state.h). */
 static uint64_t uncounted_at_start(void)
 {
     return atomic_load_explicit(&nvtxcorr_launches_while_starting, memory_order_relaxed);

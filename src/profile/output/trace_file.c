@@ -157,7 +157,7 @@ static void write_pages(const char *p, size_t n)
     if (atomic_load(&stopped)) return;
     int err = file_state();
     if (err == 0) {
-        PROF_FD_RACE_BEGIN(); /* the program may close it meanwhile (internal.h) */
+        PROF_FD_RACE_BEGIN(); /* the program may close it meanwhile (base/out.h) */
         err = nvtxcorr_write_full(trace_fd, p, n);
         PROF_FD_RACE_END();
     }
