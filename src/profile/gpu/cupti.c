@@ -436,7 +436,7 @@ static uint64_t make_id(uint32_t site, uint32_t ctx)
 /* CUPTI's id `corr` belongs to the launch `id` (0: one no hook saw). */
 static void map_launch(uint32_t corr, uint64_t id)
 {
-    if (id == SKIP_ID || nvtxcorr_prof_gpu_closing()) return;
+    if (id == SKIP_ID || nvtxcorr_prof_gpu_closing_relaxed()) return;
     if (id == 0) {
         /* Between windows a launch passes straight through every hook: its work is in no
          * window, as a hooked one's. */
@@ -696,7 +696,7 @@ void nvtxcorr_prof_gpu_note_failures(void)
 
 void nvtxcorr_prof_gpu_push(nvtxcorr_profile_launch_t *pl, uint32_t site)
 {
-    if (nvtxcorr_prof_gpu_closing()) {
+    if (nvtxcorr_prof_gpu_closing_relaxed()) {
         pl->ext = 0;
         return;
     }

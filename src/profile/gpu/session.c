@@ -5,7 +5,7 @@
 #include "session.h"
 _Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
 static uint64_t ts_offset; /* CUPTI time - trace time (mod 2^64), when CUPTI keeps its own clock */
-static _Atomic int closed;
+_Atomic int nvtxcorr_prof_gpu_closed;
 static int (*_Atomic flush_window)(void);
 
 void nvtxcorr_prof_gpu_set_clock_offset(uint64_t offset)
@@ -21,14 +21,9 @@ uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns)
     return t < (UINT64_C(1) << 63) ? t : 0;
 }
 
-int nvtxcorr_prof_gpu_closing(void)
-{
-    return atomic_load_explicit(&closed, memory_order_relaxed);
-}
-
 void nvtxcorr_prof_gpu_close(void)
 {
-    atomic_store(&closed, 1);
+    atomic_store(&nvtxcorr_prof_gpu_closed, 1);
 }
 
 void nvtxcorr_prof_gpu_on_flush_window(int (*fn)(void))

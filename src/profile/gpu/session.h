@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/attributes.h"
+
 /* PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start (at the first launch), or off in a forked
  * child that has not yet said so (its first launch warns). Set to PROF_GPU_COLLECTING by the
  * thread that started CUPTI, after everything the push needs is in place. */
@@ -16,8 +18,17 @@ extern _Atomic prof_gpu_state_t nvtxcorr_prof_gpu_on;
  * clock (CUPTI time - trace time, mod 2^64). */
 uint64_t nvtxcorr_prof_gpu_trace_ns(uint64_t cupti_ns);
 void nvtxcorr_prof_gpu_set_clock_offset(uint64_t offset);
-/* The exit's flush has begun: no launch pushes an id any more. */
-int nvtxcorr_prof_gpu_closing(void);
+/* The exit's flush has begun: no launch pushes an id any more. Inline: a launch's push reads
+ * it (relaxed, as the launch path reads every flag it does not synchronise with). */
+extern _Atomic int nvtxcorr_prof_gpu_closed NVTXCORR_HIDDEN;
+static inline int nvtxcorr_prof_gpu_closing(void)
+{
+    return atomic_load(&nvtxcorr_prof_gpu_closed);
+}
+static inline int nvtxcorr_prof_gpu_closing_relaxed(void)
+{
+    return atomic_load_explicit(&nvtxcorr_prof_gpu_closed, memory_order_relaxed);
+}
 void nvtxcorr_prof_gpu_close(void);
 /* On the window helper: CUPTI's completed records delivered, waited for a bounded time; 0 when
  * they were, -1 without CUPTI. The adapter registers how, once CUPTI has started. */
