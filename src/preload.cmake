@@ -11,7 +11,7 @@ add_custom_command(
   COMMENT "Deriving the export list from hooks.def")
 add_custom_target(nvtxcorr_exports DEPENDS ${NVTXCORR_EXPORTS_MAP})
 
-# The library's layers, from the bottom (docs/design.md, "Layers"): each calls only the ones
+# The library's layers, from the bottom (docs/design.md, "Source layout"): each calls only the ones
 # below it, and each is an object library of its own, so that the linker can tell
 # (check-layers --objects: style.layers). The label library (src/labels) is the lowest.
 set(NVTXCORR_LAYERS core context profile hooks)

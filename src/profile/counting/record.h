@@ -1,8 +1,7 @@
 /* The launch path's half of stats.c: a launch counted in the calling thread's record for its
- * site. Inline, so that nvtxcorr_profile_end (profile.c) keeps it inlined as it was when both
- * were one file: the library is built without link-time optimisation, and a call here costs
- * every profiled launch. What it calls out of line (a thread's first record block, a full
- * bucket's carry) is stats.c's. */
+ * site. Inline, so that it is inlined into nvtxcorr_profile_end (profile.c): the library is
+ * built without link-time optimisation, and a call here would cost every profiled launch. What it
+ * calls out of line (a thread's first record block, a full bucket's carry) is stats.c's. */
 #ifndef NVTXCORR_PROFILE_RECORD_H
 #define NVTXCORR_PROFILE_RECORD_H
 #include "context/context.h"
