@@ -185,6 +185,27 @@ def test_profile_graph_churn(env):
 
 
 @scenario
+def test_profile_more_labels_and_kernels_than_sites(env):
+    """17,000 kernels, each its own label: the summary lists 17,000 labels and 17,000 kernels,
+    34,000 rows, more than the site table's 32,768. Each is listed once, with its own counts.
+    (Before: labels and kernels shared one order array of 32,768 from either end, so the
+    kernels' order overwrote the last labels': 929 labels were listed twice and as many not at
+    all; with a full site table the exit crashed on a label index past the labels made.)"""
+    n = 17000
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-profile-")
+    run, sums, _ = profile_run(env, [env.prog("scn_driver"), "many", str(n)], tool=False,
+                               tmp=tmp, extra={"NVTXCORR_PROFILE": os.path.join(tmp, "p.json")})
+    d = only(sums)
+    labels = [e for e in d["labels"] if e["launches"]]
+    names = sorted(e["label"] for e in labels)
+    check(names == sorted(f"kernel{i}" for i in range(n)),
+          f"{len(labels)} label rows, {len(set(names))} distinct")
+    check(all(e["launches"] == 2 for e in labels), "a label row with another's counts")
+    kernels = sorted(e["function"] for e in d["kernels"] if e["launches"] == 2)
+    check(kernels == names, f"{len(kernels)} kernel rows")
+
+
+@scenario
 def test_profile_rules(env):
     """Rules apply; a "-" rule's kernels are in no label but stay in kernels, label null."""
     rules = 'flash* attn category=attention; add1 -; graph:* "decode step" category=graph'

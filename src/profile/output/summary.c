@@ -42,7 +42,9 @@ typedef struct summary {
 } summary_t;
 
 static summary_t label_sum[PROF_MAX_SITES], site_sum[PROF_MAX_SITES];
-static uint32_t order[PROF_MAX_SITES];
+/* The labels and the kernel sites to list, each in its order: two arrays, since a full site
+ * table holds more labels and kernel sites together than one array of PROF_MAX_SITES. */
+static uint32_t order[PROF_MAX_SITES], kernels[PROF_MAX_SITES];
 static agg_t scratch;
 static prof_out_t out;
 
@@ -353,8 +355,8 @@ static void walk_section(const prof_writer_t *w, prof_out_t *o, const prof_summa
         }
     } else if (sec == PROF_SEC_KERNELS) {
         for (uint32_t i = 0; i < nk; i++) {
-            const nvtxcorr_profile_site_t *s = atomic_load_explicit(
-                &nvtxcorr_prof_sites[order[PROF_MAX_SITES - 1 - i]], memory_order_relaxed);
+            const nvtxcorr_profile_site_t *s =
+                atomic_load_explicit(&nvtxcorr_prof_sites[kernels[i]], memory_order_relaxed);
             aggregate_site(s, &scratch);
             row_texts(&row, label_text(s->label_id), label_category(s->label_id), s->name,
                       s->function);
@@ -433,7 +435,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         tot[PROF_TOT_OWN_NS] -= nvtxcorr_prof_window_own_base;
         tot[PROF_TOT_UNCOUNTED] = 0; /* before any window */
     }
-    /* Labels (front of `order`) and kernels (back of `order`) that saw anything. */
+    /* Labels (`order`) and kernels (`kernels`) that saw anything. */
     uint32_t nl = 0, nk = 0;
     static uint8_t listed[PROF_MAX_SITES];
     for (uint32_t i = 0; i < nlabels; i++) {
@@ -443,7 +445,6 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         listed[i] = scratch.launches || scratch.capture;
         if (listed[i]) order[nl++] = i;
     }
-    static uint32_t kernels[PROF_MAX_SITES];
     static uint64_t site_launches[PROF_MAX_SITES], site_ns[PROF_MAX_SITES];
     for (uint32_t i = 0; i < nsites; i++) {
         nvtxcorr_profile_site_t *s =
@@ -497,8 +498,6 @@ void nvtxcorr_prof_summary_write_to(const char *path)
         nvtxcorr_prof_ctx_rows(&sum.ctx_rows, &sum.ctx_order, site_launches, site_ns, nsites);
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
-    for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */
-        order[PROF_MAX_SITES - 1 - i] = kernels[i];
 
     /* A summary that is no window (a forked child's, or the whole run's when windows were
      * refused) is window 0 where the path names one (%w). */
