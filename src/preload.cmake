@@ -32,7 +32,9 @@ set(NVTXCORR_LAYER_profile
   # counting: sites, records, program context, windows as counts
   profile/counting/stats.c profile/counting/context_stats.c profile/counting/windows.c
   # GPU time: the session, the aggregator, the CUPTI adapter
-  profile/gpu/session.c profile/gpu/gpu.c profile/gpu/cupti_load.c profile/gpu/cupti.c
+  profile/gpu/session.c profile/gpu/gpu.c profile/gpu/cupti_load.c profile/gpu/cupti_note.c
+  profile/gpu/cupti_buffers.c profile/gpu/cupti_launch.c profile/gpu/cupti_thread.c
+  profile/gpu/cupti.c
   # output: the summary and its writers, the trace and its forms
   profile/output/summary_fields.c profile/output/summary_file.c profile/output/summary_gpu.c
   profile/output/summary.c profile/output/summary_json.c profile/output/summary_csv.c

@@ -1,20 +1,16 @@
-/* GPU time's adapter (cupti.c): CUPTI, loaded at run time, started at the first launch, its
- * launch callbacks or external ids around each launch, and its flushes. */
+/* GPU time's adapter (cupti.c and its cupti_*.c): CUPTI, loaded at run time, started at the
+ * first launch, its launch callbacks or external ids around each launch, and its flushes. */
 #ifndef NVTXCORR_PROF_CUPTI_H
 #define NVTXCORR_PROF_CUPTI_H
 
-#include <stddef.h>
 #include <stdint.h>
 #include "core/fork.h"
 #include "profile/counting/launch.h"
-/* Why there is no (or only partial) GPU time, NULL when nothing is to be said; cupti.c owns
- * it. set_partial: the first reason given stands (async-signal-safe). */
+/* Why there is no (or only partial) GPU time, NULL when nothing is to be said; cupti_note.c
+ * owns it. set_partial: the first reason given stands (async-signal-safe). */
 const char *nvtxcorr_prof_gpu_note(void);
 void nvtxcorr_prof_gpu_set_partial(const char *why);
 void nvtxcorr_prof_gpu_start(void);
-/* cupti_load.c: dlopen of libcupti where it is looked for (the paths tried, appended to
- * `tried`). */
-void *nvtxcorr_prof_cupti_open(char *tried, size_t size);
 void nvtxcorr_prof_gpu_after_fork(void);
 void nvtxcorr_prof_gpu_first_launch(void);
 /* Around a launch's real call: its id made (site PROF_NO_LABEL: a launch whose work is not

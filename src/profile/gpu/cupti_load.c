@@ -1,5 +1,6 @@
 /* Finding and starting libcupti for profile mode's GPU time (cupti.c drives it): where the
- * library is looked for, in the order docs/profile.md gives and `nvtxcorr doctor` follows. */
+ * library is looked for, in the order docs/profile.md gives and `nvtxcorr doctor` follows, and
+ * the entry points the adapter calls. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <link.h>
@@ -9,7 +10,7 @@
 
 #include <cuda.h>
 #include "core/config.h"
-#include "cupti.h"
+#include "cupti_load.h"
 /* ---- finding libcupti ---- */
 static void *try_open(const char *dir, const char *name, char *tried, size_t size)
 {
@@ -81,3 +82,27 @@ void *nvtxcorr_prof_cupti_open(char *tried, size_t size)
     }
     return NULL;
 }
+
+#ifdef NVTXCORR_HAVE_CUPTI
+/* ---- its entry points ---- */
+prof_cupti_api_t nvtxcorr_prof_cupti_api;
+
+const char *nvtxcorr_prof_cupti_resolve(void *h)
+{
+#define RESOLVE(name, req)                                                                         \
+    nvtxcorr_prof_cupti_api.name = (__typeof__(nvtxcorr_prof_cupti_api.name))dlsym(h, #name);      \
+    if (req && nvtxcorr_prof_cupti_api.name == NULL) return #name;
+    NVTXCORR_CUPTI_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+    return NULL;
+}
+
+const char *nvtxcorr_prof_cupti_result_name(CUptiResult r)
+{
+    const char *s = NULL;
+    if (nvtxcorr_prof_cupti_api.cuptiGetResultString == NULL ||
+        nvtxcorr_prof_cupti_api.cuptiGetResultString(r, &s) != CUPTI_SUCCESS || s == NULL)
+        s = "CUPTI error";
+    return s;
+}
+#endif

@@ -3,12 +3,9 @@
  * aggregator only. */
 #ifndef NVTXCORR_PROF_GPU_SESSION_H
 #define NVTXCORR_PROF_GPU_SESSION_H
-
+#include "core/attributes.h"
 #include <stdatomic.h>
 #include <stdint.h>
-
-#include "core/attributes.h"
-
 /* PROF_GPU_AT_NEXT_LAUNCH: CUPTI still to start (at the first launch), or off in a forked
  * child that has not yet said so (its first launch warns). Set to PROF_GPU_COLLECTING by the
  * thread that started CUPTI, after everything the push needs is in place. */

@@ -38,9 +38,9 @@
 #include "profile/base/process.h"
 #include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
-#include "trace_format.h"
 #include "trace.h"
 #include "trace_file.h"
+#include "trace_format.h"
 /* The flag above, also told to the core when it changes: while a trace is written, the entry
  * stubs take their trace route (routes.c). */
 static void set_tracing(int on)
