@@ -426,6 +426,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     uint64_t *tot = sum.total;
     sum.end_ns = end_ns;
     sum.window = win;
+    sum.pid = (uint64_t)nvtxcorr_prof_process.pid;
     tot[PROF_TOT_OWN_NS] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     tot[PROF_TOT_UNCOUNTED] = uncounted_at_start();
     if (win) {
@@ -476,6 +477,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     if (sum.gpu) {
         const prof_gpu_t *g = nvtxcorr_prof_gpu_view();
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
+        sum.gpu_note = nvtxcorr_prof_gpu_note();
         tot[PROF_TOT_GPU_NS] = g->ns;
         tot[PROF_TOT_GPU_KERNELS] = g->ops;
         tot[PROF_TOT_GPU_DROPPED] = g->dropped;

@@ -132,9 +132,13 @@ typedef struct prof_row {
     uint32_t have;
 } prof_row_t;
 
+/* What a writer draws, all of it: the text writer reads nothing else of the library (no
+ * process, GPU or context state), so the same table can be drawn from a summary's JSON. */
 typedef struct prof_summary {
     uint64_t total[PROF_TOTAL_N];
     int gpu; /* GPU time is in this summary: the GPU totals and sections have values */
+    uint64_t pid;
+    const char *gpu_note; /* why GPU time is partial, or NULL (the text table's GPU head) */
     uint64_t end_ns;
     const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
     /* by program context (context_stats.c): rows[order[0..n)] */

@@ -2,11 +2,10 @@
  * text"): labels by CPU time, then notes on what no label holds, then with GPU time the two
  * GPU views by label and the graphs' replays. Each table's number columns are one of the
  * column lists below (heading, width, field); the text columns are fitted to every value
- * shown (measure). Same constraints as summary.c: may run in a signal handler. */
+ * shown (measure). Same constraints as summary.c: may run in a signal handler. It reads only
+ * the summary and the rows it is given (summary.h), never the library's state. */
 #include <string.h>
 #include "profile/base/out.h"
-#include "profile/base/process.h"
-#include "profile/gpu/cupti.h"
 #include "summary.h"
 typedef enum { COUNT, TIME, SHARE } how_t;
 typedef struct column {
@@ -118,7 +117,7 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_prof_cols_need(&gpu, "label", "category");
     if (tot[PROF_TOT_GPU_UNCORRELATED]) nvtxcorr_prof_cols_need(&gpu, uncorrelated, NULL);
     nvtxcorr_out_str(o, "nvtxcorr: profile of pid ");
-    nvtxcorr_out_u64(o, (uint64_t)nvtxcorr_prof_process.pid);
+    nvtxcorr_out_u64(o, s->pid);
     nvtxcorr_out_str(o, ": ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_LAUNCHES]);
     nvtxcorr_out_str(o, " launches (");
@@ -174,8 +173,9 @@ static void notes(prof_out_t *o, const uint64_t *tot)
          " launches made while nvtxcorr was starting passed through uncounted\n");
 }
 
-static void gpu_head(prof_out_t *o, const uint64_t *tot)
+static void gpu_head(prof_out_t *o, const prof_summary_t *s)
 {
+    const uint64_t *tot = s->total;
     char t[32];
     nvtxcorr_prof_fmt_time(t, tot[PROF_TOT_GPU_NS]);
     nvtxcorr_out_str(o, "\nGPU time: ");
@@ -185,7 +185,7 @@ static void gpu_head(prof_out_t *o, const uint64_t *tot)
     nvtxcorr_out_str(o, " kernels; ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_GPU_DROPPED]);
     nvtxcorr_out_str(o, " records dropped by CUPTI");
-    const char *why = nvtxcorr_prof_gpu_note();
+    const char *why = s->gpu_note;
     if (why) {
         nvtxcorr_out_str(o, "\n(");
         nvtxcorr_out_str(o, why);
@@ -216,7 +216,7 @@ static void section(prof_out_t *o, const prof_summary_t *s, int sec, int end)
     } else if (!s->gpu) {
         return;
     } else if (sec == PROF_SEC_LAUNCH_GPU && !end) {
-        gpu_head(o, tot);
+        gpu_head(o, s);
     } else if (sec == PROF_SEC_LAUNCH_GPU && tot[PROF_TOT_GPU_UNCORRELATED]) {
         prof_row_t u = {.text = {uncorrelated}};
         u.v[PROF_F_GPU_KERNELS] = tot[PROF_TOT_GPU_UNCORRELATED];
