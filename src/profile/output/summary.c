@@ -497,6 +497,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     tot[PROF_TOT_CTX_INVALID_UTF8] = atomic_load_explicit(&cc->invalid_utf8, memory_order_relaxed);
     sum.nctx =
         nvtxcorr_prof_ctx_rows(&sum.ctx_rows, &sum.ctx_order, site_launches, site_ns, nsites);
+    sum.ctx_view = nvtxcorr_prof_ctx_view(&sum);
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
     for (uint32_t i = 0; i < nk; i++) /* kernels at the back, so labels keep the front */
