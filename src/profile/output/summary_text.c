@@ -6,7 +6,7 @@
  * the summary and the rows it is given (summary.h), never the library's state. */
 #include <string.h>
 #include "profile/base/out.h"
-#include "summary.h"
+#include "summary_writer.h"
 typedef enum { COUNT, TIME, SHARE } how_t;
 typedef struct column {
     const char *heading;
@@ -116,8 +116,13 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     nvtxcorr_prof_cols_need(&cpu, "label", "category");
     nvtxcorr_prof_cols_need(&gpu, "label", "category");
     if (tot[PROF_TOT_GPU_UNCORRELATED]) nvtxcorr_prof_cols_need(&gpu, uncorrelated, NULL);
-    nvtxcorr_out_str(o, "nvtxcorr: profile of pid ");
-    nvtxcorr_out_u64(o, s->pid);
+    nvtxcorr_out_str(o, "nvtxcorr: profile of ");
+    if (s->subject) {
+        nvtxcorr_out_str(o, s->subject);
+    } else {
+        nvtxcorr_out_str(o, "pid ");
+        nvtxcorr_out_u64(o, s->pid);
+    }
     nvtxcorr_out_str(o, ": ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_LAUNCHES]);
     nvtxcorr_out_str(o, " launches (");

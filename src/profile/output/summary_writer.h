@@ -156,6 +156,7 @@ typedef struct prof_summary {
     uint64_t total[PROF_TOTAL_N];
     int gpu; /* GPU time is in this summary: the GPU totals and sections have values */
     uint64_t pid;
+    const char *subject;  /* whose profile the head names, or NULL: "pid N" */
     const char *gpu_note; /* why GPU time is partial, or NULL (the text table's GPU head) */
     uint64_t end_ns;
     const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
