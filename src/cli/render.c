@@ -1,10 +1,10 @@
-/* nvtxcorr-tool render [--of TEXT] FILE.json: a summary's JSON (the library's, or the report's
+/* nvtxcorr-tool render [options] FILE.json: a summary's JSON (the library's, or the report's
  * merge of several, which has the same schema) drawn as the text table the library writes at
  * exit, by the library's own text writer (summary_text.c, summary_tree.c, compiled into this
  * tool), so the two are the same byte for byte: the table is drawn in one place
  * (docs/design.md, Front end). This file only turns the JSON back into the rows the library's
- * walk (summary.c) hands the writer, section by section, in the same order. --of names whose
- * profile it is in the head ("3 processes"), for a merge without a pid. */
+ * walk (summary.c) hands the writer, section by section, in the same order. nvtxcorr stat and
+ * report draw their text tables with it (render.py), with their options (usage_text below). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,12 @@
 #include "json.h"
 #include "profile/output/summary_writer.h"
 #include "render.h"
+
+typedef struct render_options {
+    const char *of;
+    unsigned top;
+    int sort, gpu_first, contexts;
+} render_options_t;
 
 typedef struct rows {
     prof_row_t *row;
@@ -53,15 +59,59 @@ static int section(const json_value_t *root, const char *key, const prof_field_t
     return 0;
 }
 
-/* Labels by the GPU time their launches caused, most first (summary.c's gpu_labels); equal
- * times keep the labels section's order. */
-static const rows_t *gpu_sort_rows;
-static int before_gpu(uint32_t a, uint32_t b)
+/* Row order. The library's (SORT_OWN): the labels by CPU time, then launches; the GPU tables by
+ * GPU time; the graphs as they come. stat's and report's --sort gpu|cpu|launches: every table
+ * by (GPU, CPU, count), (CPU, GPU, count) or (count, GPU, CPU), the count being launches,
+ * kernels or replays. Equal rows by label, then category, then their order in the JSON. */
+enum { SORT_OWN, SORT_GPU, SORT_CPU, SORT_LAUNCHES };
+enum { TABLE_CPU, TABLE_GPU, TABLE_GRAPHS };
+static const prof_row_t *sort_rows;
+static int sort_by, sort_table_kind;
+
+static int text_cmp(const char *a, const char *b)
 {
-    const prof_row_t *x = &gpu_sort_rows->row[a], *y = &gpu_sort_rows->row[b];
-    if (x->v[PROF_F_GPU_NS] != y->v[PROF_F_GPU_NS])
-        return x->v[PROF_F_GPU_NS] > y->v[PROF_F_GPU_NS];
-    return a < b;
+    return a == b ? 0 : !a ? -1 : !b ? 1 : strcmp(a, b);
+}
+
+static void keys(const prof_row_t *r, uint64_t *k)
+{
+    int graphs = sort_table_kind == TABLE_GRAPHS;
+    uint64_t gpu = r->v[graphs ? PROF_G_NS : PROF_F_GPU_NS];
+    uint64_t cpu = graphs ? 0 : r->v[PROF_F_CPU_NS];
+    uint64_t n = r->v[graphs                         ? PROF_G_REPLAYS
+                      : sort_table_kind == TABLE_GPU ? PROF_F_GPU_KERNELS
+                                                     : PROF_F_LAUNCHES];
+    int by = sort_by;
+    if (by == SORT_OWN && sort_table_kind == TABLE_CPU) {
+        k[0] = cpu, k[1] = n, k[2] = 0;
+        return;
+    }
+    if (by == SORT_OWN) by = SORT_GPU;
+    if (by == SORT_GPU) k[0] = gpu, k[1] = cpu, k[2] = n;
+    if (by == SORT_CPU) k[0] = cpu, k[1] = gpu, k[2] = n;
+    if (by == SORT_LAUNCHES) k[0] = n, k[1] = gpu, k[2] = cpu;
+    if (sort_by == SORT_OWN) k[1] = k[2] = 0; /* the GPU tables: GPU time alone */
+}
+
+static int before(uint32_t a, uint32_t b)
+{
+    const prof_row_t *x = &sort_rows[a], *y = &sort_rows[b];
+    uint64_t kx[3], ky[3];
+    keys(x, kx), keys(y, ky);
+    for (int i = 0; i < 3; i++)
+        if (kx[i] != ky[i]) return kx[i] > ky[i];
+    int d = text_cmp(x->text[PROF_T_LABEL], y->text[PROF_T_LABEL]);
+    if (d == 0 && !(sort_by == SORT_OWN && sort_table_kind == TABLE_CPU))
+        d = text_cmp(x->text[PROF_T_CATEGORY], y->text[PROF_T_CATEGORY]);
+    return d != 0 ? d < 0 : a < b;
+}
+
+/* order[0..n) sorted, for one table (the graphs keep the JSON's order unless --sort). */
+static void sort_table(const prof_row_t *rows, uint32_t *order, size_t n, int by, int kind)
+{
+    if (by == SORT_OWN && kind == TABLE_GRAPHS) return;
+    sort_rows = rows, sort_by = by, sort_table_kind = kind;
+    nvtxcorr_prof_sort(order, n, before);
 }
 
 /* Program context's rows, as summary_tree.c reads them. */
@@ -79,11 +129,17 @@ static void context_line(const prof_ctx_view_t *v, size_t i, prof_ctx_line_t *ou
     if ((n = json_get_kind(e, "gpu_ns", JSON_COUNT))) out->gpu_ns = n->count;
 }
 
+typedef struct table {
+    const rows_t *rows;
+    uint32_t *order;
+    size_t n;
+} table_t;
+
 static void deliver(const prof_writer_t *w, prof_out_t *o, const prof_summary_t *s, int sec,
-                    const rows_t *r, const uint32_t *order, int measuring)
+                    const table_t *t, int measuring)
 {
-    for (size_t i = 0; i < r->n; i++) {
-        const prof_row_t *row = &r->row[order ? order[i] : i];
+    for (size_t i = 0; i < t->n; i++) {
+        const prof_row_t *row = &t->rows->row[t->order[i]];
         if (measuring)
             w->measure(s, sec, row);
         else
@@ -91,7 +147,19 @@ static void deliver(const prof_writer_t *w, prof_out_t *o, const prof_summary_t 
     }
 }
 
-static int draw(const json_value_t *root, const char *of)
+/* A table of every row of `rows` (the by-launch one: the labels with GPU work), in order. */
+static int table_of(table_t *t, const rows_t *rows, int launch_gpu, int by, int kind)
+{
+    t->rows = rows, t->n = 0;
+    t->order = calloc(rows->n ? rows->n : 1, sizeof *t->order);
+    if (!t->order) return -1;
+    for (size_t i = 0; i < rows->n; i++)
+        if (!launch_gpu || rows->row[i].v[PROF_F_GPU_KERNELS]) t->order[t->n++] = (uint32_t)i;
+    sort_table(rows->row, t->order, t->n, by, kind);
+    return 0;
+}
+
+static int draw(const json_value_t *root, const render_options_t *opt)
 {
     static prof_summary_t s;
     static prof_window_t window;
@@ -102,7 +170,9 @@ static int draw(const json_value_t *root, const char *of)
             s.total[i] = v->count;
     s.gpu = (v = json_get_kind(root, "gpu_time", JSON_BOOL)) && v->count;
     s.pid = (v = json_get_kind(root, "pid", JSON_COUNT)) ? v->count : 0;
-    s.subject = of;
+    s.subject = opt->of;
+    s.top = opt->top;
+    s.gpu_first = opt->gpu_first;
     s.gpu_note = text_of(root, "gpu_time_note");
     const json_value_t *w = json_get_kind(root, "window", JSON_OBJECT);
     if (w) {
@@ -113,7 +183,7 @@ static int draw(const json_value_t *root, const char *of)
         s.window = &window;
     }
     const json_value_t *ctx = json_get_kind(root, "contexts", JSON_ARRAY);
-    for (size_t i = 0; ctx && i < ctx->n; i++) {
+    for (size_t i = 0; opt->contexts && ctx && i < ctx->n; i++) {
         const json_value_t *path = json_get_kind(&ctx->items[i], "context", JSON_ARRAY);
         if (path && path->n) {
             view = (prof_ctx_view_t){ctx->n, context_line, ctx->items};
@@ -127,36 +197,34 @@ static int draw(const json_value_t *root, const char *of)
                 &kernel_labels) ||
         section(root, "graphs", nvtxcorr_prof_graph_fields, PROF_GRAPH_N, NULL, &graphs))
         return -1;
-    /* By launch label: the labels whose launches caused GPU work. */
-    uint32_t *gpu_order = calloc(labels.n ? labels.n : 1, sizeof *gpu_order);
-    if (!gpu_order) return -1;
-    rows_t launch_gpu = {labels.row, 0};
-    for (size_t i = 0; i < labels.n; i++)
-        if (labels.row[i].v[PROF_F_GPU_KERNELS]) gpu_order[launch_gpu.n++] = (uint32_t)i;
-    gpu_sort_rows = &labels;
-    nvtxcorr_prof_sort(gpu_order, launch_gpu.n, before_gpu);
-
-    const rows_t *by_section[PROF_SECTION_N] = {[PROF_SEC_LABELS] = &labels,
-                                                [PROF_SEC_KERNELS] = &none,
-                                                [PROF_SEC_LAUNCH_GPU] = &launch_gpu,
-                                                [PROF_SEC_KERNEL_LABELS] = &kernel_labels,
-                                                [PROF_SEC_GRAPHS] = &graphs};
+    table_t t[PROF_SECTION_N];
+    if (table_of(&t[PROF_SEC_LABELS], &labels, 0, opt->sort, TABLE_CPU) ||
+        table_of(&t[PROF_SEC_KERNELS], &none, 0, opt->sort, TABLE_CPU) ||
+        table_of(&t[PROF_SEC_LAUNCH_GPU], &labels, 1, opt->sort, TABLE_GPU) ||
+        table_of(&t[PROF_SEC_KERNEL_LABELS], &kernel_labels, 0, opt->sort, TABLE_GPU) ||
+        table_of(&t[PROF_SEC_GRAPHS], &graphs, 0, opt->sort, TABLE_GRAPHS))
+        return -1;
+    /* The walk's order (summary.c), or with the GPU tables first the labels' table last. */
+    int order[PROF_SECTION_N];
+    for (int i = 0; i < PROF_SECTION_N; i++)
+        order[i] = opt->gpu_first ? (i + PROF_SEC_LAUNCH_GPU) % PROF_SECTION_N : i;
     const prof_writer_t *wr = &nvtxcorr_prof_text_writer;
     static prof_out_t out;
     nvtxcorr_out_open(&out, STDOUT_FILENO, 0);
     wr->begin(&out, &s);
     for (int pass = 1; pass >= 0; pass--)
-        for (int sec = 0; sec < PROF_SECTION_N; sec++) {
-            int gpu_section = sec != PROF_SEC_LABELS && sec != PROF_SEC_KERNELS;
-            const uint32_t *order = sec == PROF_SEC_LAUNCH_GPU ? gpu_order : NULL;
+        for (int i = 0; i < PROF_SECTION_N; i++) {
+            int sec = order[i], gpu_section = sec != PROF_SEC_LABELS && sec != PROF_SEC_KERNELS;
             if (!pass) wr->section(&out, &s, sec, 0);
-            if (!gpu_section || s.gpu) deliver(wr, &out, &s, sec, by_section[sec], order, pass);
+            if (!gpu_section || s.gpu) deliver(wr, &out, &s, sec, &t[sec], pass);
             if (!pass) wr->section(&out, &s, sec, 1);
         }
     wr->contexts(&out, &s);
     wr->end(&out, &s);
     nvtxcorr_out_flush(&out);
-    free(gpu_order), free(labels.row), free(kernel_labels.row), free(graphs.row);
+    for (int i = 0; i < PROF_SECTION_N; i++)
+        free(t[i].order);
+    free(labels.row), free(kernel_labels.row), free(graphs.row);
     return out.err ? -1 : 0;
 }
 
@@ -180,20 +248,51 @@ static char *read_all(const char *path, size_t *len)
     return buf;
 }
 
+static const char usage_text[] =
+    "usage: nvtxcorr-tool render [--top N] [--sort gpu|cpu|launches] [--gpu-first]\n"
+    "                            [--no-contexts] [--of TEXT] FILE.json|-\n"
+    "The summary's text table, as the library writes it at exit, from its JSON (the library's\n"
+    "or nvtxcorr report's merge). --top: rows per table; --sort: every table's order;\n"
+    "--gpu-first: the GPU tables before the CPU one, and why there is no GPU time; --of: whose\n"
+    "profile the head names (default: pid N).\n";
+
 int nvtxcorr_render(int argc, char **argv)
 {
-    const char *of = NULL, *path = NULL;
+    render_options_t opt = {NULL, 0, SORT_OWN, 0, 1};
+    const char *path = NULL;
+    static const char *const sorts[] = {"gpu", "cpu", "launches"};
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--of") == 0 && i + 1 < argc)
-            of = argv[++i];
-        else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
-            return puts("usage: nvtxcorr-tool render [--of TEXT] FILE.json|-"), 0;
-        else if (!path && (argv[i][0] != '-' || !argv[i][1]))
-            path = argv[i];
-        else
-            return fprintf(stderr, "nvtxcorr: error: render: unexpected '%s'\n", argv[i]), 2;
+        const char *a = argv[i], *value = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) return fputs(usage_text, stdout), 0;
+        if (strcmp(a, "--gpu-first") == 0) {
+            opt.gpu_first = 1;
+        } else if (strcmp(a, "--no-contexts") == 0) {
+            opt.contexts = 0;
+        } else if (strcmp(a, "--of") == 0 && value) {
+            opt.of = value, i++;
+        } else if (strcmp(a, "--top") == 0 && value) {
+            char *end;
+            unsigned long n = strtoul(value, &end, 10);
+            if (strcmp(value, "all") != 0 && (*end || !n || n > 1000000000ul || value[0] == '-'))
+                return fprintf(stderr, "nvtxcorr: error: render --top %s: not a count\n", value), 2;
+            opt.top = strcmp(value, "all") == 0 ? 0 : (unsigned)n, i++;
+        } else if (strcmp(a, "--sort") == 0 && value) {
+            int k = 0;
+            while (k < 3 && strcmp(value, sorts[k]) != 0)
+                k++;
+            if (k == 3)
+                return fprintf(stderr, "nvtxcorr: error: render --sort %s: gpu, cpu or launches\n",
+                               value),
+                       2;
+            opt.sort = SORT_GPU + k, i++;
+        } else if (!path && (a[0] != '-' || !a[1])) {
+            path = a;
+        } else {
+            fprintf(stderr, "nvtxcorr: error: render: unexpected '%s'\n", a);
+            return fputs(usage_text, stderr), 2;
+        }
     }
-    if (!path) return fputs("nvtxcorr: error: render needs a summary: FILE.json\n", stderr), 2;
+    if (!path) return fputs(usage_text, stderr), 2;
     size_t len, at = 0;
     char *text = read_all(path, &len);
     if (!text) return fprintf(stderr, "nvtxcorr: error: %s: %s\n", path, strerror(errno)), 2;
@@ -210,7 +309,7 @@ int nvtxcorr_render(int argc, char **argv)
                 "nvtxcorr: error: %s: not an nvtxcorr summary (no \"nvtxcorr_profile\": 1)\n",
                 path),
             status = 2;
-    else if (draw(&root, of))
+    else if (draw(&root, &opt))
         fprintf(stderr, "nvtxcorr: error: render: %s\n", strerror(errno ? errno : ENOMEM)),
             status = 1;
     if (!bad) json_free(&root);

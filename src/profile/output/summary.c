@@ -202,10 +202,17 @@ static uint64_t unlabelled_ns(uint32_t nsites, const prof_gpu_stat_t *view)
 /* Labels with GPU operations in one view, into gpu_order, most time first. */
 static prof_gpu_stat_t label_gpu[PROF_MAX_SITES];
 static uint32_t gpu_order[PROF_MAX_SITES];
+/* Equal times by label and category, as a summary's JSON can order them again (nvtxcorr-tool
+ * render), then by creation. */
 static int before_gpu(uint32_t a, uint32_t b)
 {
     if (label_gpu[a].ns != label_gpu[b].ns) return label_gpu[a].ns > label_gpu[b].ns;
-    return a < b;
+    const prof_label_t *x = atomic_load_explicit(&nvtxcorr_prof_labels[a], memory_order_relaxed);
+    const prof_label_t *y = atomic_load_explicit(&nvtxcorr_prof_labels[b], memory_order_relaxed);
+    int d = strcmp(x->text, y->text);
+    if (d == 0 && x->category != y->category)
+        d = !x->category ? -1 : !y->category ? 1 : strcmp(x->category, y->category);
+    return d != 0 ? d < 0 : a < b;
 }
 static uint32_t gpu_labels(uint32_t nsites, int by_kernel)
 {

@@ -158,6 +158,11 @@ typedef struct prof_summary {
     uint64_t pid;
     const char *subject;  /* whose profile the head names, or NULL: "pid N" */
     const char *gpu_note; /* why GPU time is partial, or NULL (the text table's GPU head) */
+    /* The text table as nvtxcorr stat and report draw it (0 in the library): rows per table
+     * (0: all), and the GPU tables first, with a line saying why there is no GPU time (whose
+     * sections the caller then hands over first). */
+    unsigned top;
+    int gpu_first;
     uint64_t end_ns;
     const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
     /* by program context (context_stats.c): rows[order[0..n)], for the CSV and folded forms */
