@@ -7,7 +7,7 @@
  * full disk, the file-size limit, a descriptor the program closed), the part is removed and
  * the text table goes to stderr instead, after one line saying why, so nothing is lost.
  *
- * This file gathers the numbers into rows (summary.h) and hands them to the format's writer
+ * This file gathers the numbers into rows (summary_writer.h) and hands them to the format's writer
  * (summary_json.c, summary_csv.c, summary_text.c), each behind the same small ops struct.
  *
  * Everything here may run in a signal handler: records are read with relaxed loads while

@@ -224,9 +224,11 @@ def table_command(paths, command, argv):
 def main(here, argv, launcher=None):
     """Runs the command line argv (without the program name); here: the launcher's
     directory, launcher: its path as it was run (for messages)."""
+    import nvtxcorr
     from nvtxcorr.paths import Paths
     paths = Paths(here)
     paths.launcher = launcher
+    nvtxcorr.TOOL = paths.tool
     try:
         status = dispatch(paths, argv)
     except Usage as e:
