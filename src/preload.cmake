@@ -38,8 +38,8 @@ set(NVTXCORR_LAYER_profile
   # output: the summary and its writers, the trace and its forms
   profile/output/summary_fields.c profile/output/summary_file.c profile/output/summary_gpu.c
   profile/output/summary.c profile/output/summary_json.c profile/output/summary_csv.c
-  profile/output/summary_text.c profile/output/summary_context.c profile/output/trace_file.c
-  profile/output/trace.c
+  profile/output/summary_text.c profile/output/summary_tree.c profile/output/summary_context.c
+  profile/output/trace_file.c profile/output/trace.c
   profile/output/trace_chrome.c profile/output/trace_kineto.c profile/output/trace_meta.c
   profile/output/trace_writer.c
   # lifecycle: windows, signals, the exit

@@ -9,6 +9,7 @@
 #include <nvtxcorr/version.h>
 
 #include "doctor.h"
+#include "render.h"
 #include "core/window_spec.h"
 #include "labels.h"
 #include "names.h"
@@ -282,6 +283,7 @@ int main(int argc, char **argv)
             return 0;
         }
     if (strcmp(argv[1], "doctor") == 0) return nvtxcorr_doctor(argc - 1, argv + 1);
+    if (strcmp(argv[1], "render") == 0) return nvtxcorr_render(argc - 1, argv + 1);
     if (strcmp(argv[1], "check-window") == 0) { /* the launcher's --window, before the run */
         nvtxcorr_window_spec_t spec;
         char why[320];

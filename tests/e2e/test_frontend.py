@@ -220,3 +220,34 @@ def test_frontend_stat_closed_pipe(env):
         check(rc == 0, f"rc {rc}: {err}")
         left = [n for n in os.listdir(tempfile.gettempdir()) if n.startswith("nvtxcorr-stat-")]
         check(not left, f"left in TMPDIR: {left}")
+
+
+@scenario
+def test_frontend_one_renderer(env):
+    """The text table is drawn in one place (nvtxcorr-tool render runs the library's own
+    writer): the table the library prints at exit and `nvtxcorr report --format text` of the
+    JSON it wrote in the same run are the same, byte for byte, here with GPU time, a graph and
+    program context (the demo, the fake CUPTI, nvtxcorr as the NVTX tool). libkeep_summary.so
+    makes the JSON's publish fail, so the library prints its table to stderr and the JSON is
+    kept beside (tests/fakes/keep_summary.c)."""
+    cupti = os.path.join(env.fakes, "libfake_cupti.so")
+    if not os.path.exists(cupti):
+        raise Skip("built without CUPTI headers: no fake CUPTI")
+    keep = os.path.join(env.fakes, "libkeep_summary.so")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "run.json")
+        run = env.run([os.path.join(env.build, "tests", "demo", "demo_infer")], tool=False,
+                      preload_value=f"{env.lib}:{keep}",
+                      env={"NVTXCORR_PROFILE": path, "NVTXCORR_GPU": "1",
+                           "NVTXCORR_CUPTI_LIBRARY": cupti, "NVTX_INJECTION64_PATH": env.lib})
+        first, _, table = run.err.partition("\n")
+        check(run.rc == 0 and "summary printed to stderr instead" in first, run.err)
+        kept = [n for n in os.listdir(tmp) if n.endswith(".nvtxcorr-tmp.kept")]
+        check(len(kept) == 1, f"no JSON kept: {os.listdir(tmp)}")
+        os.rename(os.path.join(tmp, kept[0]), path)
+        d = json.load(open(path))
+        check(d["gpu_time"] and d["graphs"] and any(c["context"] for c in d["contexts"]),
+              "the demo's summary has GPU time, a graph and context")
+        r = plain(env, "report", "--format", "text", path)
+        check(r.returncode == 0 and r.stdout == table,
+              f"report's table differs from the exit table:\n{r.stdout}\n---\n{table}")

@@ -7,7 +7,7 @@
  * full disk, the file-size limit, a descriptor the program closed), the part is removed and
  * the text table goes to stderr instead, after one line saying why, so nothing is lost.
  *
- * This file gathers the numbers into rows (summary.h) and hands them to the format's writer
+ * This file gathers the numbers into rows (summary_writer.h) and hands them to the format's writer
  * (summary_json.c, summary_csv.c, summary_text.c), each behind the same small ops struct.
  *
  * Everything here may run in a signal handler: records are read with relaxed loads while
@@ -204,10 +204,17 @@ static uint64_t unlabelled_ns(uint32_t nsites, const prof_gpu_stat_t *view)
 /* Labels with GPU operations in one view, into gpu_order, most time first. */
 static prof_gpu_stat_t label_gpu[PROF_MAX_SITES];
 static uint32_t gpu_order[PROF_MAX_SITES];
+/* Equal times by label and category, as a summary's JSON can order them again (nvtxcorr-tool
+ * render), then by creation. */
 static int before_gpu(uint32_t a, uint32_t b)
 {
     if (label_gpu[a].ns != label_gpu[b].ns) return label_gpu[a].ns > label_gpu[b].ns;
-    return a < b;
+    const prof_label_t *x = atomic_load_explicit(&nvtxcorr_prof_labels[a], memory_order_relaxed);
+    const prof_label_t *y = atomic_load_explicit(&nvtxcorr_prof_labels[b], memory_order_relaxed);
+    int d = strcmp(x->text, y->text);
+    if (d == 0 && x->category != y->category)
+        d = !x->category ? -1 : !y->category ? 1 : strcmp(x->category, y->category);
+    return d != 0 ? d < 0 : a < b;
 }
 static uint32_t gpu_labels(uint32_t nsites, int by_kernel)
 {
@@ -428,6 +435,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     uint64_t *tot = sum.total;
     sum.end_ns = end_ns;
     sum.window = win;
+    sum.pid = (uint64_t)nvtxcorr_prof_process.pid;
     tot[PROF_TOT_OWN_NS] = atomic_load_explicit(&nvtxcorr_prof_own_ns, memory_order_relaxed);
     tot[PROF_TOT_UNCOUNTED] = uncounted_at_start();
     if (win) {
@@ -477,6 +485,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     if (sum.gpu) {
         const prof_gpu_t *g = nvtxcorr_prof_gpu_view();
         nvtxcorr_prof_gpu_note_failures(); /* before the note is written */
+        sum.gpu_note = nvtxcorr_prof_gpu_note();
         tot[PROF_TOT_GPU_NS] = g->ns;
         tot[PROF_TOT_GPU_KERNELS] = g->ops;
         tot[PROF_TOT_GPU_DROPPED] = g->dropped;
@@ -496,6 +505,7 @@ void nvtxcorr_prof_summary_write_to(const char *path)
     tot[PROF_TOT_CTX_INVALID_UTF8] = atomic_load_explicit(&cc->invalid_utf8, memory_order_relaxed);
     sum.nctx =
         nvtxcorr_prof_ctx_rows(&sum.ctx_rows, &sum.ctx_order, site_launches, site_ns, nsites);
+    sum.ctx_view = nvtxcorr_prof_ctx_view(&sum);
     sort(order, nl, label_sum, 1);
     sort(kernels, nk, site_sum, 0);
 

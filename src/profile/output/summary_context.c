@@ -6,15 +6,14 @@
  *           name becomes ':' and a line break ' ', so a name stays one frame;
  *   CSV     rows of section `context`: the path joined with " > " in `name`, the label in
  *           `label`, launches, cpu_ns, gpu_kernels and gpu_ns in their columns;
- *   text    a tree: each node's GPU time inclusive and exclusive, kernels and launches, kernel
- *           labels as leaves.
+ *   text    a tree (summary_tree.c draws it from the view made here): each node's GPU time
+ *           inclusive and exclusive, kernels and launches, kernel labels as leaves.
  * CSV and text show them only when the program's NVTX ranges reached nvtxcorr and some row has
  * a context: a program without NVTX ranges (or without the tool) gets the tables it always had.
  * Same constraints as summary.c: may run in a signal handler (static state, mmap'd arrays). */
 #include <string.h>
 #include "context/context.h"
 #include "profile/base/out.h"
-#include "profile/base/pages.h"
 #include "profile/counting/context_stats.h"
 #include "summary.h"
 static void element(prof_out_t *o, const char *s, int folded)
@@ -109,75 +108,27 @@ void nvtxcorr_prof_csv_contexts(prof_out_t *o, const prof_summary_t *s)
 }
 
 /* ---- text: the tree ---- */
-typedef struct node_sum {
-    uint64_t incl, excl, kernels, launches;
-} node_sum_t;
-static node_sum_t *sums; /* by context id */
+/* The rows as the text tree reads them (summary_tree.c): each row's path of names from the
+ * context layer. NULL when the tree is not drawn: no NVTX range reached nvtxcorr, or no row
+ * has a context. */
+_Static_assert(NVTXCORR_CONTEXT_PATH_MAX <= PROF_CTX_DEPTH_MAX, "a path fits a tree line");
 
-static void text_line(prof_out_t *o, unsigned depth, const char *name, const node_sum_t *n, int gpu,
-                      int leaf)
+static void view_line(const prof_ctx_view_t *v, size_t i, prof_ctx_line_t *out)
 {
-    char buf[PROF_TEXT_WIDTH + 8], cell[32];
-    size_t indent = 2 * depth < 40 ? 2 * depth : 40, width = 50;
-    memset(buf, ' ', indent);
-    size_t len = indent + nvtxcorr_text_safe(buf + indent, width + 1 - indent, name);
-    buf[len] = 0;
-    nvtxcorr_prof_pad(o, buf, width, 0);
-    if (gpu) {
-        nvtxcorr_prof_fmt_time(cell, n->incl);
-        nvtxcorr_prof_pad(o, cell, 10, 1);
-        if (leaf)
-            nvtxcorr_prof_pad(o, "", 10, 1);
-        else
-            nvtxcorr_prof_fmt_time(cell, n->excl), nvtxcorr_prof_pad(o, cell, 10, 1);
-        cell[nvtxcorr_fmt_u64(cell, n->kernels)] = 0;
-        nvtxcorr_prof_pad(o, cell, 9, 1);
-    }
-    cell[nvtxcorr_fmt_u64(cell, n->launches)] = 0;
-    nvtxcorr_prof_pad(o, cell, 9, 1);
-    nvtxcorr_out_str(o, "\n");
+    const prof_summary_t *s = v->data;
+    const prof_ctx_row_t *r = &s->ctx_rows[s->ctx_order[i]];
+    uint32_t path[NVTXCORR_CONTEXT_PATH_MAX];
+    out->depth = path_of(r, path);
+    for (unsigned e = 0; e < out->depth; e++)
+        out->path[e] = nvtxcorr_context_name(path[e]);
+    out->label = nvtxcorr_prof_ctx_row_label(r);
+    out->launches = r->launches, out->gpu_kernels = r->gpu_kernels, out->gpu_ns = r->gpu_ns;
 }
 
-void nvtxcorr_prof_text_contexts(prof_out_t *o, const prof_summary_t *s)
+const prof_ctx_view_t *nvtxcorr_prof_ctx_view(const prof_summary_t *s)
 {
-    if (!any_context(s)) return;
-    uint32_t count = nvtxcorr_context_count();
-    if (sums == NULL && (sums = nvtxcorr_prof_zalloc(NVTXCORR_CONTEXT_IDS * sizeof *sums)) == NULL)
-        return;
-    memset(sums, 0, count * sizeof *sums);
-    for (size_t i = 0; i < s->nctx; i++) {
-        const prof_ctx_row_t *r = &s->ctx_rows[i];
-        sums[r->ctx].excl += r->gpu_ns;
-        for (uint32_t c = r->ctx;; c = nvtxcorr_context_parent(c)) {
-            sums[c].incl += r->gpu_ns, sums[c].kernels += r->gpu_kernels;
-            sums[c].launches += r->launches;
-            if (c == NVTXCORR_CONTEXT_ROOT) break;
-        }
-    }
-    nvtxcorr_out_str(o, "\nBy program context (GPU time: inclusive, exclusive)\n");
-    nvtxcorr_prof_pad(o, "context > kernel label", 50, 0);
-    if (s->gpu) {
-        nvtxcorr_prof_pad(o, "incl", 10, 1);
-        nvtxcorr_prof_pad(o, "excl", 10, 1);
-        nvtxcorr_prof_pad(o, "kernels", 9, 1);
-    }
-    nvtxcorr_prof_pad(o, "launches", 9, 1);
-    nvtxcorr_out_str(o, "\n");
-    /* Rows sorted by path, parents first: print the elements where a row's path leaves the
-     * previous one's, then the row's label as a leaf. */
-    uint32_t prev[NVTXCORR_CONTEXT_PATH_MAX];
-    unsigned nprev = 0;
-    for (size_t i = 0; i < s->nctx; i++) {
-        const prof_ctx_row_t *r = &s->ctx_rows[s->ctx_order[i]];
-        uint32_t path[NVTXCORR_CONTEXT_PATH_MAX];
-        unsigned n = path_of(r, path), same = 0;
-        while (same < n && same < nprev && path[same] == prev[same])
-            same++;
-        for (unsigned e = same; e < n; e++)
-            text_line(o, e, nvtxcorr_context_name(path[e]), &sums[path[e]], s->gpu, 0);
-        node_sum_t leaf = {r->gpu_ns, r->gpu_ns, r->gpu_kernels, r->launches};
-        text_line(o, n, nvtxcorr_prof_ctx_row_label(r), &leaf, s->gpu, 1);
-        memcpy(prev, path, n * sizeof *path);
-        nprev = n;
-    }
+    static prof_ctx_view_t view;
+    if (!any_context(s)) return NULL;
+    view = (prof_ctx_view_t){s->nctx, view_line, s};
+    return &view;
 }

@@ -1,8 +1,8 @@
-/* The field tables every summary format is generated from (summary.h), and the CSV line both
+/* The field tables every summary format is generated from (summary_writer.h), and the CSV line both
  * the CSV writer and the context section use: below every writer, so that none calls another
  * back. */
 #include "profile/base/out.h"
-#include "summary.h"
+#include "summary_writer.h"
 #define PROF_FIELD(id, key, kind) {key, PROF_KIND_##kind},
 const prof_field_t nvtxcorr_prof_row_fields[PROF_ROW_N] = {PROF_ROW_FIELDS(PROF_FIELD)};
 const prof_field_t nvtxcorr_prof_graph_fields[PROF_GRAPH_N] = {PROF_GRAPH_FIELDS(PROF_FIELD)};

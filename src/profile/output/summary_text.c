@@ -2,12 +2,11 @@
  * text"): labels by CPU time, then notes on what no label holds, then with GPU time the two
  * GPU views by label and the graphs' replays. Each table's number columns are one of the
  * column lists below (heading, width, field); the text columns are fitted to every value
- * shown (measure). Same constraints as summary.c: may run in a signal handler. */
+ * shown (measure). Same constraints as summary.c: may run in a signal handler. It reads only
+ * the summary and the rows it is given (summary.h), never the library's state. */
 #include <string.h>
 #include "profile/base/out.h"
-#include "profile/base/process.h"
-#include "profile/gpu/cupti.h"
-#include "summary.h"
+#include "summary_writer.h"
 typedef enum { COUNT, TIME, SHARE } how_t;
 typedef struct column {
     const char *heading;
@@ -42,6 +41,20 @@ static size_t numbers_width(const column_t *c, size_t n)
 /* cpu: the labels table; gpu: both GPU tables share one layout; graphs: one text column. */
 static prof_cols_t cpu, gpu, graphs;
 static uint32_t graph_rows;
+/* --top: the rows the table being drawn has shown, and those it left out. */
+static uint64_t shown, left_out;
+static unsigned top;
+
+/* The end of a table: how many rows --top left out, if any. */
+static void table_end(prof_out_t *o)
+{
+    if (left_out) {
+        nvtxcorr_out_str(o, "(");
+        nvtxcorr_out_u64(o, left_out);
+        nvtxcorr_out_str(o, " more rows; --top N or --top all)\n");
+    }
+    shown = left_out = 0;
+}
 
 static void pad(prof_out_t *o, const char *s, size_t width, int right)
 {
@@ -85,6 +98,11 @@ static void header(prof_out_t *o, const prof_cols_t *w, const char *first, const
 static void row(prof_out_t *o, const prof_cols_t *w, const prof_row_t *r, uint64_t whole,
                 const column_t *c, size_t n)
 {
+    if (top && shown >= top) {
+        left_out++;
+        return;
+    }
+    shown++;
     pad(o, r->text[PROF_T_LABEL], w->first, 0);
     if (w->second) {
         nvtxcorr_out_str(o, " ");
@@ -114,11 +132,17 @@ static void begin(prof_out_t *o, const prof_summary_t *s)
     char t[32];
     memset(&cpu, 0, sizeof cpu), memset(&gpu, 0, sizeof gpu), memset(&graphs, 0, sizeof graphs);
     graph_rows = 0;
+    shown = left_out = 0, top = s->top;
     nvtxcorr_prof_cols_need(&cpu, "label", "category");
     nvtxcorr_prof_cols_need(&gpu, "label", "category");
     if (tot[PROF_TOT_GPU_UNCORRELATED]) nvtxcorr_prof_cols_need(&gpu, uncorrelated, NULL);
-    nvtxcorr_out_str(o, "nvtxcorr: profile of pid ");
-    nvtxcorr_out_u64(o, (uint64_t)nvtxcorr_prof_process.pid);
+    nvtxcorr_out_str(o, "nvtxcorr: profile of ");
+    if (s->subject) {
+        nvtxcorr_out_str(o, s->subject);
+    } else {
+        nvtxcorr_out_str(o, "pid ");
+        nvtxcorr_out_u64(o, s->pid);
+    }
     nvtxcorr_out_str(o, ": ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_LAUNCHES]);
     nvtxcorr_out_str(o, " launches (");
@@ -174,18 +198,19 @@ static void notes(prof_out_t *o, const uint64_t *tot)
          " launches made while nvtxcorr was starting passed through uncounted\n");
 }
 
-static void gpu_head(prof_out_t *o, const uint64_t *tot)
+static void gpu_head(prof_out_t *o, const prof_summary_t *s)
 {
+    const uint64_t *tot = s->total;
     char t[32];
     nvtxcorr_prof_fmt_time(t, tot[PROF_TOT_GPU_NS]);
-    nvtxcorr_out_str(o, "\nGPU time: ");
+    nvtxcorr_out_str(o, s->gpu_first ? "GPU time: " : "\nGPU time: ");
     nvtxcorr_out_str(o, t);
     nvtxcorr_out_str(o, " in ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_GPU_KERNELS]);
     nvtxcorr_out_str(o, " kernels; ");
     nvtxcorr_out_u64(o, tot[PROF_TOT_GPU_DROPPED]);
     nvtxcorr_out_str(o, " records dropped by CUPTI");
-    const char *why = nvtxcorr_prof_gpu_note();
+    const char *why = s->gpu_note;
     if (why) {
         nvtxcorr_out_str(o, "\n(");
         nvtxcorr_out_str(o, why);
@@ -209,23 +234,35 @@ static void section(prof_out_t *o, const prof_summary_t *s, int sec, int end)
 {
     const uint64_t *tot = s->total;
     if (sec == PROF_SEC_LABELS && !end) {
+        if (s->gpu_first && s->gpu) nvtxcorr_out_str(o, "\nCPU time in launch calls, by label\n");
         nvtxcorr_prof_cols_fit(&cpu, numbers_width(COLUMNS(cpu_columns)), 1);
         header(o, &cpu, "label", COLUMNS(cpu_columns));
     } else if (sec == PROF_SEC_LABELS) {
+        table_end(o);
         notes(o, tot);
+        if (s->gpu_first && !s->gpu) {
+            nvtxcorr_out_str(o, s->gpu_note ? "(no GPU time: " : "(no GPU time");
+            if (s->gpu_note) nvtxcorr_out_str(o, s->gpu_note);
+            nvtxcorr_out_str(o, ")\n");
+        }
     } else if (!s->gpu) {
         return;
     } else if (sec == PROF_SEC_LAUNCH_GPU && !end) {
-        gpu_head(o, tot);
-    } else if (sec == PROF_SEC_LAUNCH_GPU && tot[PROF_TOT_GPU_UNCORRELATED]) {
-        prof_row_t u = {.text = {uncorrelated}};
-        u.v[PROF_F_GPU_KERNELS] = tot[PROF_TOT_GPU_UNCORRELATED];
-        u.v[PROF_F_GPU_NS] = tot[PROF_TOT_GPU_UNCORRELATED_NS];
-        u.v[PROF_F_GPU_MEAN] = u.v[PROF_F_GPU_NS] / u.v[PROF_F_GPU_KERNELS];
-        row(o, &gpu, &u, tot[PROF_TOT_GPU_NS], COLUMNS(gpu_columns));
+        gpu_head(o, s);
+    } else if (sec == PROF_SEC_LAUNCH_GPU) {
+        if (tot[PROF_TOT_GPU_UNCORRELATED]) {
+            prof_row_t u = {.text = {uncorrelated}};
+            u.v[PROF_F_GPU_KERNELS] = tot[PROF_TOT_GPU_UNCORRELATED];
+            u.v[PROF_F_GPU_NS] = tot[PROF_TOT_GPU_UNCORRELATED_NS];
+            u.v[PROF_F_GPU_MEAN] = u.v[PROF_F_GPU_NS] / u.v[PROF_F_GPU_KERNELS];
+            row(o, &gpu, &u, tot[PROF_TOT_GPU_NS], COLUMNS(gpu_columns));
+        }
+        table_end(o);
     } else if (sec == PROF_SEC_KERNEL_LABELS && !end) {
         nvtxcorr_out_str(o, "by kernel label (every kernel that ran, graph nodes included)\n");
         header(o, &gpu, "label", COLUMNS(gpu_columns));
+    } else if (end && (sec == PROF_SEC_KERNEL_LABELS || sec == PROF_SEC_GRAPHS)) {
+        table_end(o);
     }
 }
 

@@ -9,6 +9,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCHER = os.path.join(HERE, "bin", "nvtxcorr")
 LIBRARY = os.path.join(HERE, "lib", "libnvtxcorr.so")
 LABELS = os.path.join(HERE, "share", "nvtxcorr", "labels")
+TOOL = None  # nvtxcorr-tool, as cli.main found it: render.py draws the text tables with it
 
 
 def say(level, msg):

@@ -76,7 +76,7 @@ def absolute(path):
 
 def check_program(name, forced):
     """A program the launcher cannot run, reported the same way for every command before
-    anything starts."""
+    anything starts; else the path to exec (PATH searched here once, as execvp would)."""
     if "/" in name:
         if not os.path.exists(name):
             fail(127, f"{name}: No such file or directory")
@@ -85,7 +85,7 @@ def check_program(name, forced):
         if not os.access(name, os.X_OK):
             fail(126, f"{name}: Permission denied")
         interpreter_problem(name)
-        return
+        return name
     found = which(name)
     if name in COMMANDS and not forced and not found:
         fail(2, f"'{name}' is a command of nvtxcorr: give it first (nvtxcorr {name} ...), "
@@ -97,6 +97,7 @@ def check_program(name, forced):
                     f"mean 'nvtxcorr {near}'? (nvtxcorr help)")
         fail(127, f"{name}: command not found")
     interpreter_problem(found)
+    return found
 
 
 def interpreter_problem(path):
@@ -223,9 +224,11 @@ def table_command(paths, command, argv):
 def main(here, argv, launcher=None):
     """Runs the command line argv (without the program name); here: the launcher's
     directory, launcher: its path as it was run (for messages)."""
+    import nvtxcorr
     from nvtxcorr.paths import Paths
     paths = Paths(here)
     paths.launcher = launcher
+    nvtxcorr.TOOL = paths.tool
     try:
         status = dispatch(paths, argv)
     except Usage as e:

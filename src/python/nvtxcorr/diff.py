@@ -8,9 +8,13 @@ here) is left out, and the rest compared (docs/profile.md).
 Before comparing, what makes the comparison shaky is said on stderr: different processes or
 ranks, GPU time on one side only, different label tables (the summaries' "label_table"
 hash), GPU models or counts when the summaries name them, windows of very different length.
-When the lengths differ by more than a quarter, times are compared per second of window; the
-per-launch mean is compared always, and is what --threshold gates: exit 1 when a label present
-on both sides got slower per launch by more than PCT percent."""
+When the lengths differ by more than a quarter, times are compared per second of window; by
+more than 4x, not at all: a window's time is the work launched in it, which does not grow with
+its length (a window around one step against one of minutes, GPU work that ends after its
+window closed), so per second it says how busy each window was, not how fast its launches ran
+(the same work in a window 800x shorter reads +79900%). The per-launch mean is compared always, and
+is what --threshold gates: exit 1 when a label present on both sides got slower per launch by
+more than PCT percent."""
 import glob
 import os
 import sys
@@ -20,6 +24,7 @@ from nvtxcorr.render import cut, fit, fmt_time
 from nvtxcorr.schema import load_all
 
 LENGTH_RATIO = 1.25  # lengths further apart than this: compare rates, not totals
+LENGTH_WILD = 4.0  # further apart than this: no time compared, only the per-launch mean
 DIFF_NUMBERS = 76  # " A-count B-count A-time B-time change A-mean B-mean change": 2*11 6*9
 
 
@@ -135,10 +140,15 @@ def diff(a, b, by, threshold, out, top=None):
     """Writes the comparison to out; returns the exit status (1: a slowdown past threshold)."""
     problems, gpu = warnings(a, b)
     la, lb = length_ns(a), length_ns(b)
-    rates = bool(la and lb and max(la, lb) > LENGTH_RATIO * min(la, lb))
+    apart = max(la, lb) / min(la, lb) if la and lb else 1.0
+    rates, times = LENGTH_RATIO < apart <= LENGTH_WILD, apart <= LENGTH_WILD
     if rates:
         problems.append(f"windows of different length (A {fmt_time(la)}, B {fmt_time(lb)}): "
                         "comparing per second and per launch, not totals")
+    elif not times:
+        problems.append(f"windows of very different length (A {fmt_time(la)}, B "
+                        f"{fmt_time(lb)}, {apart:.0f}x): comparing per launch only (time per "
+                        "second would say how busy each window was)")
     for p in problems:
         say("warn", f"--diff: {p}")
     ra, rb = rows(a, by, gpu), rows(b, by, gpu)
@@ -155,13 +165,17 @@ def diff(a, b, by, threshold, out, top=None):
             continue  # in both sides' files, but nothing ran on either
         sa, sb = scaled(ta, la), scaled(tb, lb)
         ma, mb = (ta / na if na else None), (tb / nb if nb else None)
-        table.append((abs(sb - sa), key, na, nb, sa, sb, ma, mb))
+        # Largest change first: of time, or, where time is not compared, of the mean.
+        change = abs(sb - sa) if times else \
+            abs(mb - ma) if ma is not None and mb is not None else (ma or mb or 0)
+        table.append((change, key, na, nb, sa, sb, ma, mb))
     table.sort(key=lambda r: (-r[0], str(r[1])))
     head = {"kernel": "kernel label", "context": "context > label"}.get(by, "label")
     count = "kernels" if by == "kernel" and gpu else "launches"
     # The layout rule of the other tables: 100 columns, the key cut in the middle to fit.
     width, _ = fit(DIFF_NUMBERS, [head] + [str(r[1]) for r in table])
-    out.write(f"nvtxcorr: diff of {what}{' per second' if rates else ''}, A ({len(a)} file"
+    per = " per second" if rates else "" if times else " per launch"
+    out.write(f"nvtxcorr: diff of {what}{per}, A ({len(a)} file"
               f"{'s' if len(a) != 1 else ''}) vs B ({len(b)} file{'s' if len(b) != 1 else ''})\n")
     out.write(f"{head:<{width}} {'A ' + count:>10} {'B ' + count:>10} "
               f"{'A time' + unit:>8} {'B time' + unit:>8} {'change':>8} {'A mean':>8} "
@@ -172,7 +186,7 @@ def diff(a, b, by, threshold, out, top=None):
         if top is None or i < top:
             out.write(f"{cut(str(key), width):<{width}} {na:>10} {nb:>10} "
                       f"{fmt_time(round(sa)):>8} {fmt_time(round(sb)):>8} "
-                      f"{fmt_pct(pct(sa, sb)):>8} "
+                      f"{fmt_pct(pct(sa, sb)) if times else '-':>8} "
                       f"{fmt_time(round(ma)) if ma is not None else '-':>8} "
                       f"{fmt_time(round(mb)) if mb is not None else '-':>8} {fmt_pct(mpct):>8}\n")
         if threshold is not None and mpct is not None and mpct > threshold:

@@ -89,7 +89,7 @@ def prepare(paths, command, values, cmd):
     if values.get("no_graph_marks"):
         env["NVTXCORR_GRAPH_MARKS"] = "0"
     library = library_path(paths)
-    check_program(cmd[0], values.get("forced"))
+    program = check_program(cmd[0], values.get("forced"))
     check_labels(paths, values, env)
     force, removals = values.get("force"), []
     trace = absolute(values["trace"]) if values.get("trace") else None
@@ -125,7 +125,9 @@ def prepare(paths, command, values, cmd):
     env["NVTXCORR"] = "1"
     sys.stdout.flush()
     try:
-        os.execvpe(cmd[0], cmd, env)
+        # execve, not execvpe: PATH was searched by check_program, and os.execvpe imports
+        # warnings (docs/performance.md, Launcher start-up).
+        os.execve(program, cmd, env)
     except OSError as e:
         fail(127 if e.errno == 2 else 126, f"{cmd[0]}: {e.strerror}")
 

@@ -101,8 +101,8 @@ OPTIONS = [
     Opt(("-f", "--force-overwrite"), None, BOTH, "replace an existing --trace, --profile or -o "
         "file (only once every check has passed)", dest="force"),
     Opt(("--top",), "N|all", (STAT, REPORT), "rows per table (default 20)", _top),
-    Opt(("--sort",), "KEY", (STAT, REPORT), "gpu|cpu|launches: row order (default: GPU time "
-        "when there is some, else CPU time)", _choice("gpu", "cpu", "launches")),
+    Opt(("--sort",), "KEY", (STAT, REPORT), "gpu|cpu|launches: row order (default: each "
+        "table by its own time)", _choice("gpu", "cpu", "launches")),
     Opt(("--library",), "PATH", BOTH, "the libnvtxcorr.so to preload"),
     Opt(("--by",), "VIEW", (REPORT,), "label|kernel|process|rank|context (default label)",
         _choice("label", "kernel", "process", "rank", "context")),

@@ -1,7 +1,10 @@
-"""The report's text tables (and its CSV and JSON), drawn in one place: the summary tables of
-stat and report, the program-context tree. The layout rule is docs/profile.md's ("CSV and
-text"): at most 100 columns, numbers at fixed widths on the right, the text columns sharing the
-rest, a value too long for its column cut in the middle."""
+"""The report's output formats. The summary's text table (by label) is the library's own,
+drawn by nvtxcorr-tool render from the summaries' JSON with the C writer the library uses at
+exit (summary_text.c), so stat, report and the exit table are one drawing (docs/design.md,
+Front end); here are CSV, JSON, the views the library never draws (--by kernel, --by process,
+the context tree of --by context and stat) and the helpers of the other views. The layout rule
+is docs/profile.md's ("CSV and text"): at most 100 columns, numbers at fixed widths on the
+right, the text columns sharing the rest, a value too long for its column cut in the middle."""
 import json
 import re
 
@@ -311,10 +314,31 @@ def context_tree(rows, gpu, top=None):
 
 
 
-def render(summaries, fmt, by="label", top=None, sort=None):
+def summary_text(summaries, top=None, sort=None, gpu_first=False, contexts=True):
+    """The summary's text table by nvtxcorr-tool render (the library's writer) from the
+    summaries' JSON, merged when there are several: top rows per table (None: all), sort
+    (None: each table by its own time, as the library), stat's GPU tables first."""
+    import subprocess
+    from nvtxcorr import TOOL
+    from nvtxcorr.cli import fail
+    if not TOOL:
+        fail(2, "nvtxcorr-tool not found (build or install first): it draws the text table")
+    argv = [TOOL, "render", "--of", whose(summaries), "--top", str(top) if top else "all"]
+    argv += (["--sort", sort] if sort else []) + (["--gpu-first"] if gpu_first else [])
+    argv += [] if contexts else ["--no-contexts"]
+    data = json.dumps(json_object(summaries), allow_nan=False).encode()
+    p = subprocess.run(argv + ["-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        fail(2, f"nvtxcorr-tool render: {p.stderr.decode(errors='replace').strip()}")
+    return p.stdout.decode("utf-8", errors="replace")
+
+
+def render(summaries, fmt, by="label", top=None, sort=None, gpu_first=False, contexts=True):
     if fmt == "json":
         return json.dumps(json_object(summaries), indent=1, allow_nan=False) + "\n"
     if fmt == "csv":
         return csv_text(summaries)
+    if by == "label":
+        return summary_text(summaries, top, sort, gpu_first, contexts)
     return text_table(merge(summaries, by), by, summaries, top, sort)
 

@@ -1,8 +1,8 @@
 """The profile summary's schema, declared once (docs/profile.md, "Summary format"): the fields
 of a label's and a kernel's row, of a graph's, of the totals, their kinds, and the histogram's
 bucket rule; the report's checks of every file it reads follow from them.
-tests/unit/test_schema.py holds src/profile/output/summary.h (the library's writers' field tables)
-and docs/profile.md to these lists, so neither can drift from them unnoticed."""
+tests/unit/test_schema.py holds src/profile/output/summary_writer.h (the library's writers' field
+tables) and docs/profile.md to these lists, so neither can drift from them unnoticed."""
 import itertools
 import json
 import os

@@ -190,7 +190,8 @@ def print_tables(values, summaries):
     from nvtxcorr.context import merge_contexts
     from nvtxcorr.render import context_tree, render
     top, sort = values.get("top", 20), values.get("sort")
-    sys.stderr.write(render(summaries, "text", top=top, sort=sort))
+    sys.stderr.write(render(summaries, "text", top=top, sort=sort, gpu_first=True,
+                            contexts=False))
     rows = merge_contexts(summaries)
     # The program's ranges, not only graph labels (a replayed kernel's path starts with
     # its graph's label even without any range: the by-kernel view again).

@@ -1,5 +1,5 @@
 """schema: the fields, kinds and histogram rule declared once, held to the library's writers
-(src/profile/output/summary.h, src/profile/base/histogram.h, read where they are) and to docs/profile.md."""
+(src/profile/output/summary_writer.h, src/profile/base/histogram.h, read where they are) and to docs/profile.md."""
 import os
 import re
 
@@ -12,7 +12,8 @@ ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", ".."
 
 
 def c_fields(macro):
-    text = open(os.path.join(ROOT, "src", "profile", "output", "summary.h"), encoding="utf-8").read()
+    text = open(os.path.join(ROOT, "src", "profile", "output", "summary_writer.h"),
+                encoding="utf-8").read()
     body = re.search(r"#define " + macro + r"\(X\)(.*?)\n\n", text, re.S).group(1)
     return tuple((key, kind.lower()) for key, kind in
                  re.findall(r'X\(\w+, "(\w+)", (\w+)\)', body))
