@@ -228,7 +228,7 @@ static void check_tables(const char *dir)
     line("tables", n ? "ok" : "none", detail);
 }
 
-/* CUPTI, for profile mode's GPU time: the places src/profile/cupti.c looks, in its order
+/* CUPTI, for profile mode's GPU time: the places src/profile/gpu/cupti_load.c looks, in its order
  * (NVTXCORR_CUPTI_LIBRARY alone when set; $CUDA_HOME then /usr/local/cuda, lib64 then
  * extras/CUPTI/lib64; the loader's search for the soname). The wheel next to a loaded
  * libcudart is only known inside the program. */

@@ -10,12 +10,11 @@
  *              its node's capture path: the node's context is recorded when CUPTI reports the
  *              node created (on the thread that made it: stream capture or cuGraphAdd*Node) and
  *              passed on to the exec's node that CUPTI reports cloned from it at instantiation
- *              (cupti.c). A node whose context is unknown counts under the launch's path and
- *              graph label, and the summary's context_note says how many.
- * Everything is bounded: a thread's table and the GPU table hold at most 131,072 pairs each
- * (twice the paths the tree holds), then a new pair counts under ([other], site); the node map is
- * direct-mapped (an old node is forgotten when a new one takes its slot: its kernels then count as
- * unknown). */
+ *              (gpu/cupti_launch.c). A node whose context is unknown counts under the launch's path
+ * and graph label, and the summary's context_note says how many. Everything is bounded: a thread's
+ * table and the GPU table hold at most 131,072 pairs each (twice the paths the tree holds), then a
+ * new pair counts under ([other], site); the node map is direct-mapped (an old node is forgotten
+ * when a new one takes its slot: its kernels then count as unknown). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -138,7 +137,7 @@ typedef struct node_cell {
 } node_cell_t;
 static node_cell_t *node_cells;
 static pthread_mutex_t node_lock = PTHREAD_MUTEX_INITIALIZER;
-static const char *node_why; /* why node context is unavailable (cupti.c), or NULL */
+static const char *node_why; /* why node context is unavailable (gpu/cupti_launch.c), or NULL */
 
 void nvtxcorr_prof_ctx_node_unavailable(const char *why)
 {

@@ -27,7 +27,7 @@ void nvtxcorr_prof_ctx_gpu(int table, uint32_t ctx, uint32_t site, uint64_t ns);
 void nvtxcorr_prof_ctx_gpu_clear(unsigned window);
 uint32_t nvtxcorr_prof_ctx_replayed(uint32_t live, const nvtxcorr_profile_site_t *graph,
                                     uint64_t node, int has_node, uint64_t ns);
-/* cupti.c: a graph node's capture context (CUPTI's node ids), passed on to its clones. */
+/* cupti_launch.c: a graph node's capture context (CUPTI's node ids), passed on to its clones. */
 void nvtxcorr_prof_ctx_node_set(uint64_t node, uint32_t ctx);
 int nvtxcorr_prof_ctx_node_get(uint64_t node, uint32_t *ctx);
 void nvtxcorr_prof_ctx_node_clone(uint64_t original, uint64_t clone);

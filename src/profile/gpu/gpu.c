@@ -1,17 +1,17 @@
-/* GPU time: CUPTI's activity records, aggregated as each buffer completes (cupti.c), so
+/* GPU time: CUPTI's activity records, aggregated as each buffer completes (cupti_buffers.c), so
  * memory stays bounded whatever the run's length; no record is kept past its buffer except
  * kernels whose correlation has not arrived yet (a bounded list).
  *
  * Two views, both indexed by the sites of stats.c:
  *   by launch  the site of the launch that caused the work: the external correlation id that
- *              cupti.c pushed around the launch carries its site id. A graph launch's site
+ *              cupti_launch.c pushed around the launch carries its site id. A graph launch's site
  *              gets every kernel (and memcpy/memset node) of the replay;
  *   by kernel  the site of the kernel itself: its name as CUPTI reports it, labelled by the
  *              label table like a launched kernel; graph nodes included. Graph memcpy and
  *              memset nodes count under the sites "[memcpy]" and "[memset]".
  * Per graph site, also the GPU time of each replay (the sum over its operations), as a
  * histogram. Everything here runs under one lock, on whichever thread CUPTI gives a buffer
- * back on; the summary reads under the same lock, or from a signal handler after cupti.c's
+ * back on; the summary reads under the same lock, or from a signal handler after cupti_thread.c's
  * helper thread settled everything (trying the lock, reading without it if it is held). */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -95,7 +95,7 @@ static uint32_t memcpy_site = PROF_NO_LABEL, memset_site = PROF_NO_LABEL;
 
 /* Windows (NVTXCORR_WINDOW): each window's GPU work is counted in a set of its own, the odd
  * windows' in one and the even ones' in the other, found from the window its launch's id
- * carries (cupti.c). A window's set is read for its summary once its work has come in
+ * carries (cupti_launch.c). A window's set is read for its summary once its work has come in
  * (nvtxcorr_prof_gpu_window_settle) and then emptied, before the window after next can open
  * (windows are cut in order, by one helper). Work of a window already written is late:
  * counted in none, and said in the next summary's gpu_time_note; work whose launch passed
@@ -155,9 +155,9 @@ static unsigned window_of(uint64_t ext)
 }
 
 /* The fork step of the record lock, which is not taken at fork: the child turns GPU time off
- * and never reads the records it guards (cupti.c), and its holder, a CUPTI thread iterating a
- * buffer inside CUPTI, holds it for a whole buffer: taking it made a fork storm with GPU time
- * 4.5 times slower (docs/design.md, Fork). The child re-initialises it. */
+ * and never reads the records it guards (cupti_buffers.c), and its holder, a CUPTI thread iterating
+ * a buffer inside CUPTI, holds it for a whole buffer: taking it made a fork storm with GPU time 4.5
+ * times slower (docs/design.md, Fork). The child re-initialises it. */
 void nvtxcorr_prof_gpu_fork(nvtxcorr_fork_t phase)
 {
     if (phase != NVTXCORR_FORK_CHILD) return;
@@ -293,7 +293,7 @@ static void attribute(const op_t *op, uint64_t ext)
 {
     prof_gpu_t *g = &nvtxcorr_prof_gpu;
     uint64_t ns = op->end - op->start;
-    uint32_t site = ext ? (uint32_t)(ext >> 49) : PROF_NO_LABEL; /* cupti.c's layout */
+    uint32_t site = ext ? (uint32_t)(ext >> 49) : PROF_NO_LABEL; /* cupti_launch.c's layout */
     uint32_t live = (uint32_t)(ext >> 32) & 0x1ffff;
     uint32_t nsites = atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire);
     const nvtxcorr_profile_site_t *launch =
@@ -458,7 +458,7 @@ int nvtxcorr_prof_gpu_finish(int from_signal)
 {
     int locked =
         from_signal ? pthread_mutex_trylock(&gpu_lock) == 0 : pthread_mutex_lock(&gpu_lock) == 0;
-    if (!locked || from_signal) return locked; /* the flush helper settled them (cupti.c) */
+    if (!locked || from_signal) return locked; /* the flush helper settled them (cupti_thread.c) */
     retry_pending(1);
     for (int i = 0; i < OPEN_REPLAYS; i++)
         if (open_replays[i].ext) {

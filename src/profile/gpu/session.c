@@ -1,4 +1,4 @@
-/* GPU time's session (session.h): the state both the adapter (cupti.c) and the aggregator
+/* GPU time's session (session.h): the state both the adapter (cupti*.c) and the aggregator
  * (gpu.c) read. */
 #include <stdatomic.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 /* GPU time's session (session.c): whether CUPTI collects, its clock, and the window flush:
- * what the adapter (cupti.c) sets and the aggregator (gpu.c) reads, so that calls go adapter ->
+ * what the adapter (cupti*.c) sets and the aggregator (gpu.c) reads, so that calls go adapter ->
  * aggregator only. */
 #ifndef NVTXCORR_PROF_GPU_SESSION_H
 #define NVTXCORR_PROF_GPU_SESSION_H

@@ -19,7 +19,7 @@
  * - get_gpu_user_annotation_breakdown sums "dur" per "name" of cat "gpu_user_annotation"
  *   (with use_gpu_annotation=False, of cat "user_annotation").
  * - trace.py joins CPU and GPU events on args "correlation"; "External id" is Kineto's link
- *   to the operator: both are the launch's external correlation id (cupti.c), kept below
+ *   to the operator: both are the launch's external correlation id (gpu/cupti_launch.c), kept below
  *   2^63 (pandas reads int64).
  * - trace_parser.py rounds fractional microseconds (ts up, end down) unless
  *   HTA_DISABLE_NS_ROUNDING=1. */
