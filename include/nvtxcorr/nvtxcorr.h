@@ -32,6 +32,8 @@
 #define NVTXCORR_ENV_WINDOW "NVTXCORR_WINDOW"
 #define NVTXCORR_ENV_WINDOW_SIGNAL "NVTXCORR_WINDOW_SIGNAL"
 #define NVTXCORR_ENV_TRACE "NVTXCORR_TRACE"
+/* Profile mode's Prometheus textfile (docs/profile.md, Fleet metrics). */
+#define NVTXCORR_ENV_METRICS "NVTXCORR_METRICS"
 #define NVTXCORR_ENV_TRACE_MAX_MB "NVTXCORR_TRACE_MAX_MB"
 #define NVTXCORR_TRACE_MAX_MB_DEFAULT 1024
 /* kineto (the default for a path ending .json) or chrome (the default otherwise). */

@@ -188,6 +188,7 @@ static const option_t options[] = {
      .instead = "using 1 (marks on)"},
     {.name = NVTXCORR_ENV_PROFILE, .kind = OPT_TEXT, .field = FIELD(profile)},
     {.name = NVTXCORR_ENV_TRACE, .kind = OPT_TEXT, .field = FIELD(trace)},
+    {.name = NVTXCORR_ENV_METRICS, .kind = OPT_TEXT, .field = FIELD(metrics)},
     {.name = NVTXCORR_ENV_TRACE_MAX_MB,
      .kind = OPT_COUNT,
      .field = FIELD(trace_max_mb),

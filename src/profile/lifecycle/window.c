@@ -46,6 +46,7 @@
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
 #include "profile/gpu/gpu.h"
+#include "profile/output/metrics.h"
 #include "profile/output/summary.h"
 #include "profile/output/trace.h"
 #include "sigaction.h"
@@ -355,6 +356,7 @@ static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_
     nvtxcorr_prof_window_now = &w;
     nvtxcorr_prof_ctx_use_cut(nvtxcorr_context_injected(), index);
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
+    nvtxcorr_prof_metrics_window(at_exit); /* the run's counters as of this cut */
     nvtxcorr_prof_ctx_use_cut(0, 0);
     nvtxcorr_prof_window_now = NULL;
     nvtxcorr_prof_snap_cur = nvtxcorr_prof_snap_base = NULL; /* a later summary: the whole run */
