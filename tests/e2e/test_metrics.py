@@ -406,6 +406,15 @@ def test_metrics_prometheus_scrapes_node_exporter(env):
         lo, hi = inc / 3, inc / (pts[-1][0] - pts[0][0])
         got = float(rate[0]["value"][1])
         check(inc > 0 and lo * 0.999 <= got <= hi * 1.001, f"rate {got}, bounds {lo}..{hi}, {pts}")
+        # docs/profile.md's Grafana queries, per label: the same rate, and its share (one label)
+        pid_sel = f'{{pid="{pid}",view="launch"}}'
+        per_label = query(f"sum by (label) (rate(nvtxcorr_gpu_seconds_total{pid_sel}[3s]))", at)
+        check([(r["metric"], float(r["value"][1])) for r in per_label] ==
+              [({"label": "elementwise.add"}, got)], f"{per_label} vs {got}")
+        share = query(f"sum by (label) (rate(nvtxcorr_gpu_seconds_total{pid_sel}[3s])) / "
+                      f"ignoring(label) group_left sum(rate(nvtxcorr_gpu_seconds_total{pid_sel}"
+                      "[3s]))", at)
+        check(len(share) == 1 and abs(float(share[0]["value"][1]) - 1) < 1e-9, f"{share}")
     finally:
         for p in procs:
             p.terminate()
