@@ -32,14 +32,13 @@
 #include "profile/gpu/gpu.h"
 #include "summary.h"
 
-typedef struct series {
-    uint64_t launches, cpu_ns, gpu_launch_ns, gpu_kernel_ns, replays;
-} series_t;
+typedef prof_metrics_series_t series_t;
 
 /* The run's GPU sums with windows (added window by window), by label id below the bound. */
 static series_t run_gpu[PROF_METRICS_LABELS];
-static uint64_t run_uncorrelated;
-static series_t now[PROF_METRICS_LABELS]; /* the file being written */
+static uint64_t run_uncorrelated, run_dropped;
+static series_t now[PROF_METRICS_LABELS]; /* the last gathered: the file, the push */
+static prof_metrics_t last = {now, 0, 0, 0, 0, NULL};
 static _Atomic int busy, exit_written, fold_said, fail_said;
 static prof_out_t out;
 static prof_snap_t snap;
@@ -47,7 +46,7 @@ static prof_snap_t snap;
 void nvtxcorr_prof_metrics_reset(void)
 {
     memset(run_gpu, 0, sizeof run_gpu);
-    run_uncorrelated = 0;
+    run_uncorrelated = run_dropped = 0;
     atomic_store(&exit_written, 0);
     atomic_store(&busy, 0);
 }
@@ -177,6 +176,7 @@ static void make_common(void)
     for (char *p = cmd; *p; p++)
         if (*p == '/' && p[1]) base = p + 1;
     if (strlen(base) > 64) base[64] = 0; /* short: a series label, not an identity */
+    last.command = base;
     struct utsname u;
     num[nvtxcorr_fmt_u64(num, (uint64_t)nvtxcorr_prof_process.pid)] = 0;
     const char *parts[] = {"pid",     num,
@@ -267,24 +267,42 @@ static void write_text(int gpu)
     const char *gr = "nvtxcorr_graph_replays_total";
     family(gr, "CUDA graph replays with GPU time, by graph label.");
     label_samples(gr, offsetof(series_t, replays), NULL, "graph", 0, 1);
-    single("nvtxcorr_dropped_records_total", "GPU activity records CUPTI dropped.",
-           nvtxcorr_prof_gpu.dropped);
+    single("nvtxcorr_dropped_records_total", "GPU activity records CUPTI dropped.", last.dropped);
     single("nvtxcorr_uncorrelated_total",
-           "GPU operations tied to no launch nvtxcorr saw (in no label).",
-           nvtxcorr_prof_windows() ? run_uncorrelated : nvtxcorr_prof_gpu.uncorrelated);
+           "GPU operations tied to no launch nvtxcorr saw (in no label).", last.uncorrelated);
+}
+
+/* The run's counts as of now, into `last` (and the labels every series carries). */
+static void gather_all(void)
+{
+    last.gpu = nvtxcorr_prof_gpu_reported();
+    gather(atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire), last.gpu);
+    last.nlabels = atomic_load_explicit(&nvtxcorr_prof_label_count, memory_order_acquire);
+    if (last.nlabels > PROF_METRICS_LABELS) last.nlabels = PROF_METRICS_LABELS;
+    /* With windows, the run's from the windows' sets (made under the record lock as each
+     * window settled), as the summaries have them; the whole run's are the exit's. */
+    last.dropped = !last.gpu                 ? 0
+                   : nvtxcorr_prof_windows() ? run_dropped
+                                             : nvtxcorr_prof_gpu.dropped;
+    last.uncorrelated = !last.gpu                 ? 0
+                        : nvtxcorr_prof_windows() ? run_uncorrelated
+                                                  : nvtxcorr_prof_gpu.uncorrelated;
+    make_common();
+}
+
+const prof_metrics_t *nvtxcorr_prof_metrics_last(void)
+{
+    return &last;
 }
 
 static void write_file(void)
 {
     const char *path = nvtxcorr_prof_process.metrics_path;
     static char tmp[sizeof nvtxcorr_prof_process.metrics_path + 48];
-    int gpu = nvtxcorr_prof_gpu_reported();
-    gather(atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire), gpu);
-    make_common();
     int fd = nvtxcorr_prof_temp_beside(path, tmp, sizeof tmp), err = fd < 0 ? errno : 0;
     if (fd >= 0) {
         nvtxcorr_out_open(&out, fd, 1);
-        write_text(gpu);
+        write_text(last.gpu);
         nvtxcorr_out_flush(&out);
         err = out.err;
         if (err != EBADF && close(fd) != 0 && !err) err = errno;
@@ -296,17 +314,21 @@ static void write_file(void)
                           "; metrics not written (said once)", (char *)NULL);
 }
 
-void nvtxcorr_prof_metrics_window(int at_exit)
+int nvtxcorr_prof_metrics_window(int at_exit)
 {
-    if (!nvtxcorr_prof_process.metrics_path[0] || atomic_exchange(&busy, 1)) return;
+    int file = nvtxcorr_prof_process.metrics_path[0] != 0;
+    if ((!file && !nvtxcorr_config.otlp_endpoint) || atomic_exchange(&busy, 1)) return 0;
     const prof_gpu_t *g = nvtxcorr_prof_gpu_out; /* the window's set, once settled */
     if (g && nvtxcorr_prof_gpu_reported()) {
         add_gpu(run_gpu, g, atomic_load_explicit(&nvtxcorr_prof_site_count, memory_order_acquire));
         run_uncorrelated += g->uncorrelated;
+        run_dropped += g->dropped;
     }
-    write_file();
+    gather_all();
+    if (file) write_file();
     if (at_exit) atomic_store(&exit_written, 1);
     atomic_store(&busy, 0);
+    return 1;
 }
 
 void nvtxcorr_prof_metrics_exit(void)
@@ -314,6 +336,7 @@ void nvtxcorr_prof_metrics_exit(void)
     if (!nvtxcorr_prof_process.metrics_path[0] || atomic_load(&exit_written) ||
         atomic_exchange(&busy, 1))
         return;
+    gather_all();
     write_file();
     atomic_store(&exit_written, 1);
     atomic_store(&busy, 0);

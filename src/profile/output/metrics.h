@@ -13,10 +13,26 @@
  * only grows. */
 enum { PROF_METRICS_LABELS = 100 };
 
-/* window.c, on the window helper (or the exiting thread) while window `index`'s summary is
- * being written (its cut and its GPU set in place): the window's GPU time added to the run's,
- * and the file rewritten. */
-void nvtxcorr_prof_metrics_window(int at_exit);
+/* One series' counts: a label's (graph replays: a graph label's). */
+typedef struct prof_metrics_series {
+    uint64_t launches, cpu_ns, gpu_launch_ns, gpu_kernel_ns, replays;
+} prof_metrics_series_t;
+/* The run's counts as last gathered: series[k] is label id k's (k < nlabels; [other] holds the
+ * labels past the bound); gpu: the GPU fields have values. */
+typedef struct prof_metrics {
+    const prof_metrics_series_t *series;
+    uint32_t nlabels;
+    int gpu;
+    uint64_t dropped, uncorrelated;
+    const char *command; /* the program's file name, short */
+} prof_metrics_t;
+
+/* window.c, on the window helper (or the exiting thread) while a window's summary is being
+ * written (its cut and its GPU set in place): the window's GPU time added to the run's, the
+ * counts gathered (nvtxcorr_prof_metrics_last) and the file rewritten. 0: neither
+ * NVTXCORR_METRICS nor NVTXCORR_OTLP_ENDPOINT is on (or another writer is busy). */
+int nvtxcorr_prof_metrics_window(int at_exit);
+const prof_metrics_t *nvtxcorr_prof_metrics_last(void);
 /* exit.c, after the summary: the file as of the exit, unless the exit's window wrote it. */
 void nvtxcorr_prof_metrics_exit(void);
 /* At start-up and in a forked child: nothing counted yet. */
