@@ -41,7 +41,7 @@ set(NVTXCORR_LAYER_profile
   profile/output/summary_text.c profile/output/summary_tree.c profile/output/summary_context.c
   profile/output/trace_file.c profile/output/trace.c
   profile/output/trace_chrome.c profile/output/trace_kineto.c profile/output/trace_meta.c
-  profile/output/trace_writer.c
+  profile/output/trace_writer.c profile/output/metrics.c profile/output/otlp.c
   # lifecycle: windows, signals, the exit
   profile/lifecycle/window.c profile/lifecycle/sigaction.c profile/lifecycle/exit.c
   # the front door (profile.h): the launch path, start-up and fork

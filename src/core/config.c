@@ -97,6 +97,25 @@ static void parse_window(nvtxcorr_config_t *c, const char *name, const char *v)
     }
 }
 
+/* NVTXCORR_METRICS: profile mode's counts, so only with NVTXCORR_PROFILE (read before it). */
+static void parse_metrics(nvtxcorr_config_t *c, const char *name, const char *v)
+{
+    if (!c->profile)
+        nvtxcorr_log(NVTXCORR_LOG_WARN, "%s=%s: needs NVTXCORR_PROFILE; ignored", name, v);
+    else
+        c->metrics = v;
+}
+
+/* NVTXCORR_OTLP_ENDPOINT: pushed at window closes, so only with windows (read after them). */
+static void parse_otlp(nvtxcorr_config_t *c, const char *name, const char *v)
+{
+    if (!c->window_kind)
+        nvtxcorr_log(NVTXCORR_LOG_WARN,
+                     "%s=%s: needs NVTXCORR_PROFILE and NVTXCORR_WINDOW; ignored", name, v);
+    else if (v[0])
+        c->otlp_endpoint = v;
+}
+
 /* After NVTXCORR_WINDOW, whose signal windows a bad signal turns off. */
 static void parse_window_signal(nvtxcorr_config_t *c, const char *name, const char *v)
 {
@@ -188,6 +207,7 @@ static const option_t options[] = {
      .instead = "using 1 (marks on)"},
     {.name = NVTXCORR_ENV_PROFILE, .kind = OPT_TEXT, .field = FIELD(profile)},
     {.name = NVTXCORR_ENV_TRACE, .kind = OPT_TEXT, .field = FIELD(trace)},
+    {.name = NVTXCORR_ENV_METRICS, .kind = OPT_PARSE, .parse = parse_metrics},
     {.name = NVTXCORR_ENV_TRACE_MAX_MB,
      .kind = OPT_COUNT,
      .field = FIELD(trace_max_mb),
@@ -231,6 +251,7 @@ static const option_t options[] = {
     {.name = "CUDA_HOME", .kind = OPT_TEXT, .field = FIELD(cuda_home)},
     /* After NVTXCORR_PROFILE, which windows need. */
     {.name = NVTXCORR_ENV_WINDOW, .kind = OPT_PARSE, .parse = parse_window},
+    {.name = NVTXCORR_ENV_OTLP_ENDPOINT, .kind = OPT_PARSE, .parse = parse_otlp},
     {.name = NVTXCORR_ENV_WINDOW_SIGNAL,
      .kind = OPT_SIGNAL,
      .field = FIELD(window_signal),

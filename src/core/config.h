@@ -15,6 +15,8 @@ typedef struct nvtxcorr_config {
     const char *injection;     /* NVTX_INJECTION64_PATH, only reported */
     const char *profile;       /* NVTXCORR_PROFILE (src/profile/) */
     const char *trace;         /* NVTXCORR_TRACE */
+    const char *metrics;       /* NVTXCORR_METRICS: the Prometheus textfile */
+    const char *otlp_endpoint; /* NVTXCORR_OTLP_ENDPOINT: OTLP/HTTP push at window closes */
     unsigned trace_max_mb;     /* NVTXCORR_TRACE_MAX_MB */
     int trace_format;          /* NVTXCORR_TRACE_FORMAT: NVTXCORR_TRACE_* below, 0 by the path */
     int trace_writer;          /* NVTXCORR_TRACE_WRITER: 1 (the default) or 0 */

@@ -32,6 +32,8 @@ void nvtxcorr_prof_facts_reset(void)
                   "summary printed to stderr instead (at exit)");
     expand_or_say(nvtxcorr_config.trace, nvtxcorr_prof_process.trace_path,
                   sizeof nvtxcorr_prof_process.trace_path, "no trace recorded");
+    expand_or_say(nvtxcorr_config.metrics, nvtxcorr_prof_process.metrics_path,
+                  sizeof nvtxcorr_prof_process.metrics_path, "no metrics written");
 }
 
 /* Starts fn on a detached thread that blocks every signal: the program's threads take them,

@@ -10,6 +10,7 @@ typedef struct prof_process {
     int pid;
     uint64_t start_ns; /* CLOCK_REALTIME */
     char profile_path[4096], trace_path[4096];
+    char metrics_path[4096]; /* NVTXCORR_METRICS expanded, or "" */
 } prof_process_t;
 extern prof_process_t nvtxcorr_prof_process;
 /* path.c: expands %p %h %q{VAR} %% into out; returns -1 when it does not fit. */

@@ -56,6 +56,7 @@
 #include "profile/gpu/cupti.h"
 #include "profile/gpu/gpu.h"
 #include "profile/gpu/session.h"
+#include "profile/output/metrics.h"
 #include "profile/output/summary.h"
 #include "profile/output/trace.h"
 #include "sigaction.h"
@@ -70,6 +71,7 @@ static _Atomic exit_fn real_exit, real_Exit; /* the next _exit and _Exit (a sani
 void nvtxcorr_prof_process_reset(void)
 {
     nvtxcorr_prof_facts_reset();
+    nvtxcorr_prof_metrics_reset();
     atomic_store(&finished, 0);
     atomic_store(&gpu_flushed, 0);
     atomic_store(&written, 0);
@@ -117,6 +119,7 @@ static void finish(int from_signal)
     if (nvtxcorr_config.profile && nvtxcorr_prof_windows()) nvtxcorr_prof_window_exit(from_signal);
     nvtxcorr_prof_trace_finish(from_signal);
     if (nvtxcorr_config.profile && !nvtxcorr_prof_windows()) nvtxcorr_prof_summary_write();
+    if (nvtxcorr_config.profile) nvtxcorr_prof_metrics_exit();
     nvtxcorr_prof_gpu_finished(locked);
     atomic_store(&written, 1);
     errno = saved;

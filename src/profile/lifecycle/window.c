@@ -46,6 +46,8 @@
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
 #include "profile/gpu/gpu.h"
+#include "profile/output/metrics.h"
+#include "profile/output/otlp.h"
 #include "profile/output/summary.h"
 #include "profile/output/trace.h"
 #include "sigaction.h"
@@ -355,6 +357,8 @@ static void cut_and_write(int reason, int at_exit, int from_signal, int back_to_
     nvtxcorr_prof_window_now = &w;
     nvtxcorr_prof_ctx_use_cut(nvtxcorr_context_injected(), index);
     nvtxcorr_prof_summary_write_to(nvtxcorr_prof_process.profile_path);
+    /* The run's counters as of this cut: the textfile; the push only from the helper. */
+    if (nvtxcorr_prof_metrics_window(at_exit) && !at_exit) nvtxcorr_prof_otlp_push();
     nvtxcorr_prof_ctx_use_cut(0, 0);
     nvtxcorr_prof_window_now = NULL;
     nvtxcorr_prof_snap_cur = nvtxcorr_prof_snap_base = NULL; /* a later summary: the whole run */
@@ -496,6 +500,7 @@ void nvtxcorr_prof_window_exit(int from_signal)
 {
     int locked = 0;
     atomic_store(&exiting, 1);
+    nvtxcorr_prof_otlp_abort(); /* a push to a slow collector gives up */
     wake_helper();
     struct timespec now, until;
     clock_gettime(CLOCK_MONOTONIC, &until);

@@ -105,6 +105,9 @@ def prepare(paths, command, values, cmd):
         if command != STAT and not profile:
             fail(2, "--window needs --profile FILE (one summary per window); the command was "
                     "not run")
+    if values.get("metrics") and command != STAT and not profile:
+        fail(2, "--metrics needs --profile FILE (its counts are profile mode's); the command was "
+                "not run")
     if command == STAT:
         from nvtxcorr.stat import check_stat
         output = check_stat(values, removals)
@@ -114,6 +117,10 @@ def prepare(paths, command, values, cmd):
     if profile:
         replaces("--profile", profile, "NVTXCORR_PROFILE", env)
         env["NVTXCORR_PROFILE"] = profile
+    if values.get("metrics"):
+        metrics = absolute(values["metrics"])
+        replaces("--metrics", metrics, "NVTXCORR_METRICS", env)
+        env["NVTXCORR_METRICS"] = metrics
     if window is not None:
         replaces("--window", window, "NVTXCORR_WINDOW", env)
         env["NVTXCORR_WINDOW"] = window

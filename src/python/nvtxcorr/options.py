@@ -90,6 +90,8 @@ OPTIONS = [
         "(stat: -o)", env="NVTXCORR_PROFILE"),
     Opt(("--trace",), "FILE", BOTH, "trace of every launch, Kineto form for .json",
         env="NVTXCORR_TRACE"),
+    Opt(("--metrics",), "FILE", BOTH, "Prometheus textfile of counters per label, rewritten at "
+        "every window and at exit (%p = pid)", env="NVTXCORR_METRICS"),
     Opt(("--window",), "SPEC", BOTH, "one summary per window: cudaProfilerApi, signal (SIGUSR2 "
         "toggles), every:SECONDS; options ,delay:S ,count:N; needs --profile (stat: -o with %w, "
         "or a directory)", env="NVTXCORR_WINDOW"),
