@@ -12,6 +12,10 @@
   var oldError = console.error;
   console.error = function () { fail(Array.prototype.join.call(arguments, ' ')); oldError.apply(console, arguments); };
 
+  // The view in the address: #view=kernel&zoom=<JSON path>[*]&q=<search>, so a view can be
+  // shared (and tested); clicks and typing change the same state.
+  var hash = {};
+  location.hash.slice(1).split('&').forEach(function (kv) { var i = kv.indexOf('='); if (i > 0) hash[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
   var raw = JSON.parse(document.getElementById('nvtxcorr-data').textContent);
   var doc = raw.nvtxcorr_html ? raw : { summary: raw, parts: [part(raw)] };
   var S = doc.summary || {}, gpu = !!S.gpu_time, app = document.getElementById('app');
@@ -127,7 +131,7 @@
     Object.keys(category).forEach(function (k) { cats[category[k]] = 1; });
     var legend = el('div', { class: 'legend' }, Object.keys(cats).sort().map(function (c) { return el('span', {}, [el('i', { style: 'background:' + colour(c) }), c]); }));
     section('labels', WHAT + ' by label', [nav, legend, box]);
-    draw('launch');
+    draw(hash.view === 'kernel' && views.kernel.length ? 'kernel' : 'launch');
   }
 
   // ---- the flame graph (icicle) of program context ----
@@ -159,12 +163,15 @@
     var reset = el('button', { text: 'reset zoom', onclick: function () { zoom(root); } });
     search.addEventListener('input', function () { query = search.value; draw(); });
     function zoom(n) { zoomed = n; draw(); }
+    // A box's name in the address: its path as JSON, '*' after it for a kernel label's leaf
+    // (a range and a label of the same name can sit under the same path).
+    function key(n) { return JSON.stringify(n.path) + (n.leaf ? '*' : ''); }
     function keyed(n) {
       return function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(n); } };
     }
     function draw() {
       area.innerHTML = '';
-      area.setAttribute('data-zoom', JSON.stringify(zoomed.path));
+      area.setAttribute('data-zoom', key(zoomed));
       var ancestors = [], a = zoomed, q = query.toLowerCase(), hits = 0, hitNs = 0, depth = 0, frag = document.createDocumentFragment();
       while (a) { ancestors.unshift(a); a = a.parent; }
       ancestors.pop();
@@ -184,7 +191,6 @@
       found.textContent = q ? hits + ' matching, ' + fmtTime(hitNs) + ' = ' + pct(hitNs, root.incl) + ' of all' : '';
       found.setAttribute('data-hits', hits);
       found.setAttribute('data-ns', hitNs);
-      if (q) location.hash = 'q=' + encodeURIComponent(query); 
     }
     function box(n, left, w, d, cls) {
       var tip = n.path.join(' > ') + '\n' + WHAT + ': ' + fmtTime(n.incl) + ' inclusive (' + pct(n.incl, root.incl) + ')' + (n.leaf ? '' : ', ' + fmtTime(n.excl) + ' exclusive');
@@ -192,11 +198,8 @@
                          title: tip, tabindex: 0, role: 'treeitem', 'aria-label': tip, 'data-path': JSON.stringify(n.path), 'data-incl': n.incl,
                          'data-excl': n.excl || 0, 'data-width': w, onclick: function () { zoom(n); }, onkeydown: keyed(n), text: n.name });
     }
-    // The state in the address: #zoom=<JSON path>&q=<search>, so a view can be shared (and tested).
-    var hash = {};
-    location.hash.slice(1).split('&').forEach(function (kv) { var i = kv.indexOf('='); if (i > 0) hash[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
     if (hash.q) { query = hash.q; search.value = query; }
-    if (hash.zoom) { all.forEach(function (n) { if (JSON.stringify(n.path) === hash.zoom) zoomed = n; }); }
+    if (hash.zoom) { all.forEach(function (n) { if (key(n) === hash.zoom) zoomed = n; }); }
     section('context', WHAT + ' by program context', [el('p', { text: 'Click or press Enter on a box to zoom; the grey boxes above lead back out. Widths are inclusive time.' }),
                                                      el('div', { class: 'controls' }, [search, reset, found]), area]);
     draw();
@@ -316,8 +319,9 @@
     t.appendChild(el('thead', {}, [head]));
     var body = el('tbody');
     top(sum, 30).forEach(function (label) {
-      var row = per[label], max = 0, slow = null;
-      rankList.forEach(function (r) { if ((row[r] || 0) > max) { max = row[r]; slow = r; } });
+      var row = per[label], max = 0, min = Infinity, slow = null;
+      rankList.forEach(function (r) { var v = row[r] || 0; min = Math.min(min, v); if (v > max) { max = v; slow = r; } });
+      if (max === min) slow = null;  // all ranks alike: none is the slowest
       var tr = el('tr', {}, [el('td', { text: label, title: label })]);
       rankList.forEach(function (r) {
         var v = row[r] || 0, a = max ? 0.1 + 0.8 * v / max : 0;
@@ -350,7 +354,8 @@
                   ['A time', 'a_ns', 2], ['B time', 'b_ns', 2], ['change', 'change_ns', 3], ['change %', 'change', 1]];
       kids.push(el('h3', { text: 'by ' + by }), table('diff-' + by, cols, rows));
     });
-    section('diff', 'Diff of ' + d.what + ': A (' + d.files[0] + ' files) vs B (' + d.files[1] + ' files), largest change first', kids);
+    function files(n) { return n + (n === 1 ? ' file' : ' files'); }
+    section('diff', 'Diff of ' + d.what + ': A (' + files(d.files[0]) + ') vs B (' + files(d.files[1]) + '), largest change first', kids);
   }
 
   try {
