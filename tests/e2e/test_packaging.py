@@ -370,3 +370,8 @@ def test_demo_after_package_route(env):
         check(p.returncode == 0 and "nvtxcorr: profile of pid" in p.stdout and
               "by kernel label" in p.stdout, f"scripts/demo: rc {p.returncode}\n"
               f"{p.stdout[-1500:]}{p.stderr[-1500:]}")
+        # The demo's HTML report, its path the last line.
+        page = p.stdout.splitlines()[-1].partition("HTML report: ")[2]
+        check(page == os.path.join(src, "build", "demo-report.html") and
+              '<script id="nvtxcorr-data"' in open(page, encoding="utf-8").read(),
+              f"scripts/demo's HTML report: {p.stdout[-300:]}")
