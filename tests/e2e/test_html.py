@@ -351,8 +351,9 @@ def big_summary(launches=1_000_000, contexts=10_000):
 @scenario
 def test_html_big_summary_renders(env):
     """A 1,000,000-launch, 10,000-context summary renders in headless Chromium in under 2 s (the
-    page's own measure, from its script's start to the last view drawn; docs/performance.md)
-    with every box of the flame graph there that is wide enough to draw."""
+    page's own measure, from navigation to the last view drawn and laid out;
+    docs/performance.md), with every box of the flame graph there that is wide enough to
+    draw."""
     with tempfile.TemporaryDirectory() as tmp:
         d = big_summary()
         f = write(tmp, "big.json", d)
@@ -361,10 +362,10 @@ def test_html_big_summary_renders(env):
         start = time.monotonic()
         dom, body = open_page(page)
         wall = time.monotonic() - start
-        ms = float(body["data-render-ms"])
+        ms, script = float(body["data-page-ms"]), float(body["data-render-ms"])
         boxes = len(dom.find("div", class_="box"))
         print(f"big summary: {len(d['contexts'])} context rows, {boxes} boxes, page size "
-              f"{os.path.getsize(page)} bytes, render {ms:.0f} ms, chromium's whole run "
-              f"{wall:.2f} s")
+              f"{os.path.getsize(page)} bytes, drawn {ms:.0f} ms after navigation (the script "
+              f"and layout {script:.0f} ms), chromium's whole run {wall:.2f} s")
         check(boxes > 10_000, f"only {boxes} boxes drawn")
-        check(ms < 2000, f"render took {ms:.0f} ms")
+        check(ms < 2000, f"the page took {ms:.0f} ms to draw")
