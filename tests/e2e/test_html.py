@@ -34,13 +34,17 @@ def report(env, *args, rc=0):
     return p
 
 
-def demo_run(env, path, extra=None):
+# A string that would end the page's <script> element, open a comment and run a script.
+HOSTILE = "</script><img src=x onerror=alert(1)><!--\u2028"
+
+
+def demo_run(env, path, extra=None, args=()):
     """The demo with GPU time (the fake CUPTI) and program context (nvtxcorr as the NVTX
-    tool), its summary in path (.json or .html)."""
+    tool), its summary in path (.json or .html); args: the program's (which it ignores)."""
     cupti = os.path.join(env.fakes, "libfake_cupti.so")
     if not os.path.exists(cupti):
         raise Skip("built without CUPTI headers: no fake CUPTI")
-    run = env.run([os.path.join(env.build, "tests", "demo", "demo_infer")], tool=False,
+    run = env.run([os.path.join(env.build, "tests", "demo", "demo_infer"), *args], tool=False,
                   env={"NVTXCORR_PROFILE": path, "NVTXCORR_GPU": "1",
                        "NVTXCORR_CUPTI_LIBRARY": cupti, "NVTX_INJECTION64_PATH": env.lib,
                        "NVTXCORR_LABELS": os.path.join(ROOT, "tests", "demo", "demo.conf"),
@@ -136,6 +140,12 @@ def check_search(dom, rows, q):
           f"search {q!r}: the page says {found}, expected {len(hits)} boxes, {ns} ns")
 
 
+def table_rows(dom, table_id):
+    """The body rows of a table, in the order shown."""
+    body = [e for e in dom.find(id=table_id)[0].children if e.tag == "tbody"]
+    return [r for r in body[0].children if r.tag == "tr"]
+
+
 def check_page_is_safe(env, tmp):
     """The checks can fail: a page that fetches something, or whose script throws, is caught."""
     good = os.path.join(tmp, "control.html")
@@ -171,7 +181,7 @@ def test_html_demo_report(env):
               head.get("GPU time", "").startswith(fmt_time(d["totals"]["gpu_ns"])),
               f"header {head}")
         # The table: each label's row, its cells the summary's values in the text report's form.
-        rows = {r.attrs["data-key"]: r for r in dom.find("tr") if "data-key" in r.attrs}
+        rows = {r.attrs["data-key"]: r for r in table_rows(dom, "labels-table")}
         for lab in d["labels"]:
             cells = [c for c in rows[lab["label"]].children if c.tag == "td"]
             check(int(cells[2].attrs["data-v"]) == lab["launches"] and
@@ -185,13 +195,32 @@ def test_html_demo_report(env):
                   f"replay histogram {drawn}")
         dom, _ = open_page(page, "view=kernel")
         check_bars(dom, d["kernel_labels"], "kernel")
-        # Zoom on a range with ranges under it, then search, alone and inside the zoom.
+        dom, _ = open_page(page, "click=" + quote("nav.views button[value=kernel]"))
+        check_bars(dom, d["kernel_labels"], "kernel")
+        # Zoom on a range with ranges under it: from the address, by a click, by Enter on the
+        # box; out again by a click on the box above; search, typed and from the address.
         zoom = max((k[0] for k in context_nodes(d["contexts"]) if len(k[0]) == 2 and not k[1]),
                    key=lambda p: context_nodes(d["contexts"])[(p, False)])
         dom, _ = open_page(page, fragment_zoom(zoom))
         check_flame(dom, d["contexts"], zoom)
+        box = quote(f"#flame .box[data-key='{json.dumps(list(zoom), separators=(',', ':'))}']")
+        dom, _ = open_page(page, "click=" + box)
+        check_flame(dom, d["contexts"], zoom)
+        dom, _ = open_page(page, "press=" + box)
+        check_flame(dom, d["contexts"], zoom)
+        dom, _ = open_page(page, "click=" + box + "&click=" + quote("#flame .box.above[data-key='[]']"))
+        check_flame(dom, d["contexts"])
         dom, _ = open_page(page, "q=attn")
         check_search(dom, d["contexts"], "attn")
+        dom, _ = open_page(page, "type=attn")
+        check_search(dom, d["contexts"], "attn")
+        # The table sorted by a click on its CPU time heading (largest first), twice (smallest).
+        head = quote("#labels-table th:nth-child(5) button")
+        for clicks, order in ((1, -1), (2, 1)):
+            dom, _ = open_page(page, "&".join(["click=" + head] * clicks))
+            got = [r.attrs["data-key"] for r in table_rows(dom, "labels-table")]
+            want = [lab["label"] for lab in sorted(d["labels"], key=lambda x: order * x["cpu_ns"])]
+            check(got == want, f"sorted by CPU time ({clicks} clicks): {got}, expected {want}")
         os.replace(page, os.path.join(tmp, "control.html"))
         check_page_is_safe(env, tmp)
         page = os.path.join(tmp, "control.html")
@@ -209,9 +238,10 @@ def test_html_written_by_the_library(env):
     inside, which is a summary the report reads; the page draws it as the report's does."""
     with tempfile.TemporaryDirectory() as tmp:
         page = os.path.join(tmp, "run.html")
-        demo_run(env, page)
+        demo_run(env, page, args=[HOSTILE])
         d = page_data(page)
         check(d.get("nvtxcorr_profile") == 1 and d["gpu_time"], f"the page's JSON: {list(d)}")
+        check(d["command"][1:] == [HOSTILE], f"the command as run: {d['command']}")
         src = write(tmp, "from-page.json", d)
         report(env, src)
         dom, _ = open_page(page)
@@ -304,8 +334,7 @@ def test_html_diff(env):
         verdict = dom.find(id="verdict")[0]
         check("fail" in verdict.attrs["class"] and verdict.attrs["data-slower"] == "1" and
               "attn" in verdict.all_text(), f"verdict: {verdict.all_text()}")
-        table = [r for r in dom.find(id="diff-label")[0].children if r.tag == "tbody"][0]
-        got = [[c.attrs["data-v"] for c in tr.children] for tr in table.children]
+        got = [[c.attrs["data-v"] for c in tr.children] for tr in table_rows(dom, "diff-label")]
         check(got == [["attn", "10", "10", "5000", "9000", "4000", "80"],
                       ["norm", "10", "10", "900", "300", "-600", "-66.7"],
                       ["gemm", "10", "10", "10000", "10500", "500", "5"]], f"diff rows {got}")
@@ -319,7 +348,7 @@ def test_html_diff(env):
 def test_html_hostile_label(env):
     """A label that would close the page's <script> (and one more line separator): the page
     still renders, the label as it was."""
-    hostile = "</script><img src=x onerror=alert(1)><!--\u2028"
+    hostile = HOSTILE
     with tempfile.TemporaryDirectory() as tmp:
         f = write(tmp, "h.json", crafted({hostile: (3, 100, 500), "plain": (1, 10, 50)},
                                          gpu=True))

@@ -13,9 +13,15 @@
   console.error = function () { fail(Array.prototype.join.call(arguments, ' ')); oldError.apply(console, arguments); };
 
   // The view in the address: #view=kernel&zoom=<JSON path>[*]&q=<search>, so a view can be
-  // shared (and tested); clicks and typing change the same state.
-  var hash = {};
-  location.hash.slice(1).split('&').forEach(function (kv) { var i = kv.indexOf('='); if (i > 0) hash[kv.slice(0, i)] = decodeURIComponent(kv.slice(i + 1)); });
+  // shared; and input replayed once the page is drawn, in order: click=SELECTOR,
+  // press=SELECTOR (Enter on it), type=TEXT (into the search), as a user would (the browser
+  // tests click, press and type through these).
+  var hash = {}, replay = [];
+  location.hash.slice(1).split('&').forEach(function (kv) {
+    var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
+    if (i <= 0) return;
+    if (k === 'click' || k === 'press' || k === 'type') replay.push([k, v]); else hash[k] = v;
+  });
   var raw = JSON.parse(document.getElementById('nvtxcorr-data').textContent);
   var doc = raw.nvtxcorr_html ? raw : { summary: raw, parts: [part(raw)] };
   var S = doc.summary || {}, gpu = !!S.gpu_time, app = document.getElementById('app');
@@ -195,7 +201,7 @@
     function box(n, left, w, d, cls) {
       var tip = n.path.join(' > ') + '\n' + WHAT + ': ' + fmtTime(n.incl) + ' inclusive (' + pct(n.incl, root.incl) + ')' + (n.leaf ? '' : ', ' + fmtTime(n.excl) + ' exclusive');
       return el('div', { class: 'box' + (n.leaf ? ' leaf' : '') + (cls ? ' ' + cls : ''), style: 'left:' + left + '%;width:' + w + '%;top:' + d * 20 + 'px',
-                         title: tip, tabindex: 0, role: 'treeitem', 'aria-label': tip, 'data-path': JSON.stringify(n.path), 'data-incl': n.incl,
+                         title: tip, tabindex: 0, role: 'treeitem', 'aria-label': tip, 'data-path': JSON.stringify(n.path), 'data-key': key(n), 'data-incl': n.incl,
                          'data-excl': n.excl || 0, 'data-width': w, onclick: function () { zoom(n); }, onkeydown: keyed(n), text: n.name });
     }
     if (hash.q) { query = hash.q; search.value = query; }
@@ -362,6 +368,13 @@
     app.innerHTML = '';
     app.appendChild(el('h1', { text: 'nvtxcorr report' }));
     if (doc.diff) diff(); else { header(); bars(); flame(); graphs(); windowsChart(); ranks(); labelTable(); }
+    replay.forEach(function (r) {
+      var target = r[0] === 'type' ? document.getElementById('flame-search') : document.querySelector(r[1]);
+      if (!target) { fail('#' + r[0] + '=' + r[1] + ': nothing there'); return; }
+      if (r[0] === 'click') target.click();
+      else if (r[0] === 'press') target.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+      else { target.value = r[1]; target.dispatchEvent(new Event('input', { bubbles: true })); }
+    });
   } catch (e) {
     fail(e && e.stack || e);
     throw e;
