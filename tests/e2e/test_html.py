@@ -214,6 +214,8 @@ def test_html_demo_report(env):
         check_search(dom, d["contexts"], "attn")
         dom, _ = open_page(page, "type=attn")
         check_search(dom, d["contexts"], "attn")
+        dom, _ = open_page(page, "q=DE")  # nested matches (decode.step, attention.decode)
+        check_search(dom, d["contexts"], "DE")
         # The table sorted by a click on its CPU time heading (largest first), twice (smallest).
         head = quote("#labels-table th:nth-child(5) button")
         for clicks, order in ((1, -1), (2, 1)):
