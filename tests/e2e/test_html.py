@@ -400,3 +400,71 @@ def test_html_big_summary_renders(env):
               f"and layout {script:.0f} ms), chromium's whole run {wall:.2f} s")
         check(boxes > 10_000, f"only {boxes} boxes drawn")
         check(ms < 2000, f"the page took {ms:.0f} ms to draw")
+
+
+@scenario
+def test_html_windowed_run(env):
+    """A windowed run (cudaProfilerApi, three windows, GPU time): the library writes one page
+    per window (w.%w.html), each drawing its own window; report --html of the windows' JSON
+    stacks each window's GPU time per label."""
+    from test_cupti import fake_cupti
+    tmp = tempfile.mkdtemp(prefix="nvtxcorr-html-windows-")
+    try:
+        for ext in ("json", "html"):
+            env.run_ok([env.prog("scn_windows"), "api", "direct"], tool=False,
+                       env={"NVTXCORR_PROFILE": os.path.join(tmp, f"w.%w.{ext}"),
+                            "NVTXCORR_WINDOW": "cudaProfilerApi", "NVTXCORR_GPU": "1",
+                            "NVTXCORR_CUPTI_LIBRARY": fake_cupti(env)})
+        files = [os.path.join(tmp, f"w.{w}.json") for w in (1, 2, 3)]
+        sums = [json.load(open(f)) for f in files]
+        for w, d in enumerate(sums, 1):
+            page = os.path.join(tmp, f"w.{w}.html")
+            mine = page_data(page)
+            check(mine["window"]["index"] == w, f"{page}: window {mine['window']}")
+            dom, _ = open_page(page)
+            got = {b.attrs["data-label"]: int(b.attrs["data-ns"])
+                   for b in dom.find("div", class_="bar")}
+            check(got == {lab["label"]: lab["gpu_ns"] for lab in mine["labels"]
+                          if lab["gpu_ns"] or lab["launches"]}, f"window {w}'s page: {got}")
+            check(got == {lab["label"]: lab["gpu_ns"] for lab in d["labels"]
+                          if lab["gpu_ns"] or lab["launches"]},
+                  f"window {w}: its page and its JSON (separate runs) differ: {got}")
+        page = os.path.join(tmp, "windows.html")
+        report(env, "--html", "-o", page, *files)
+        dom, _ = open_page(page)
+        got = {(int(r.attrs["data-window"]), r.attrs["data-label"]): int(r.attrs["data-ns"])
+               for r in dom.find("rect") if "data-window" in r.attrs}
+        want = {(d["window"]["index"], lab["label"]): lab["gpu_ns"] for d in sums
+                for lab in d["labels"] if lab["gpu_ns"]}
+        check(got == want and len(want) >= 6, f"windows chart {got}, the summaries' {want}")
+        screenshot(page, os.path.join(shots(env), "windowed-run.png"), "", "1280,1400")
+    finally:
+        for name in os.listdir(tmp):
+            os.unlink(os.path.join(tmp, name))
+        os.rmdir(tmp)
+
+
+@scenario
+def test_html_stat(env):
+    """stat --html: the table on stderr as ever, the page in report.html (in the current
+    directory) or in -o, with the run's numbers; -o run.html alone picks the page by its
+    extension."""
+    from test_cupti import fake_cupti
+    demo = os.path.join(env.build, "tests", "demo", "demo_infer")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
+    e.update(LD_LIBRARY_PATH=env.fakes, NVTXCORR_CUPTI_LIBRARY=fake_cupti(env))
+    labels = os.path.join(ROOT, "tests", "demo", "demo.conf")
+    with tempfile.TemporaryDirectory() as tmp:
+        for opts, page in ((["--html"], "report.html"), (["--html", "-o", "mine.html"], "mine.html"),
+                           (["-o", "ext.html"], "ext.html")):
+            p = subprocess.run([env.launcher, "stat", "--library", env.lib, "--labels", labels,
+                                *opts, "--", demo], cwd=tmp, env=e, capture_output=True,
+                               text=True, timeout=120)
+            check(p.returncode == 0 and "by launch label" in p.stderr,
+                  f"stat {opts}: rc {p.returncode}: {p.stderr[-2000:]}")
+            d = page_data(os.path.join(tmp, page))["summary"]
+            dom, _ = open_page(os.path.join(tmp, page))
+            check_bars(dom, d["labels"], "launch")
+            check_flame(dom, d["contexts"])
+            check(d["gpu_time"] and any(r["context"] for r in d["contexts"]),
+                  f"stat {opts}: GPU time and program context in the page")
