@@ -328,6 +328,13 @@ def test_html_diff(env):
                 gpu=True)
     b = crafted({"gemm": (10, 100, 10500), "attn": (10, 100, 9000), "norm": (10, 100, 300)},
                 gpu=True)
+    def ctx(path, label, n, ns):
+        return {"context": path, "label": label, "launches": n, "gpu_kernels": n, "gpu_ns": ns,
+                "cpu_ns": 1}
+    a["contexts"] = [ctx(["step", "attn"], "attn", 10, 5000), ctx(["step"], "gemm", 10, 10000),
+                     ctx([], "norm", 10, 900)]
+    b["contexts"] = [ctx(["step", "attn"], "attn", 10, 9000), ctx(["step"], "gemm", 10, 10500),
+                     ctx([], "norm", 5, 200), ctx(["other"], "norm", 5, 100)]
     with tempfile.TemporaryDirectory() as tmp:
         fa, fb = write(tmp, "a.json", a), write(tmp, "b.json", b)
         page = os.path.join(tmp, "diff.html")
@@ -340,6 +347,12 @@ def test_html_diff(env):
         check(got == [["attn", "10", "10", "5000", "9000", "4000", "80"],
                       ["norm", "10", "10", "900", "300", "-600", "-66.7"],
                       ["gemm", "10", "10", "10000", "10500", "500", "5"]], f"diff rows {got}")
+        got = [[c.attrs["data-v"] for c in tr.children] for tr in table_rows(dom, "diff-context")]
+        check(got == [["step > attn > attn", "10", "10", "5000", "9000", "4000", "80"],
+                      ["norm", "10", "5", "900", "200", "-700", "-77.8"],
+                      ["step > gemm", "10", "10", "10000", "10500", "500", "5"],
+                      ["other > norm", "0", "5", "0", "100", "100", ""]],
+              f"diff rows by context {got}")
         report(env, "--html", "--diff", fa, fb, "--threshold", "100", "-o", page, "-f")
         dom, _ = open_page(page)
         check("pass" in dom.find(id="verdict")[0].attrs["class"], "nothing past 100%")
