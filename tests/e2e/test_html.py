@@ -351,7 +351,7 @@ def test_html_diff(env):
         check(got == [["step > attn > attn", "10", "10", "5000", "9000", "4000", "80"],
                       ["norm", "10", "5", "900", "200", "-700", "-77.8"],
                       ["step > gemm", "10", "10", "10000", "10500", "500", "5"],
-                      ["other > norm", "0", "5", "0", "100", "100", ""]],
+                      ["other > norm", "0", "5", "0", "100", "100", "new"]],
               f"diff rows by context {got}")
         report(env, "--html", "--diff", fa, fb, "--threshold", "100", "-o", page, "-f")
         dom, _ = open_page(page)

@@ -96,13 +96,14 @@
     var dl = el('dl', { class: 'head', id: 'head' });
     rows.forEach(function (r) { if (r[1]) { dl.appendChild(el('dt', { text: r[0] })); dl.appendChild(el('dd', { text: r[1] })); } });
     var notes = [];
+    // gpu_time_note also says why GPU time is partial, and how much work came late to a window.
     if (!gpu) notes.push('no GPU time' + (S.gpu_time_note ? ': ' + S.gpu_time_note : '') + '; the views show CPU time in launch calls');
     else if (S.gpu_time_note) notes.push(S.gpu_time_note);
     if (t.gpu_dropped_records) notes.push(t.gpu_dropped_records + ' GPU records dropped: GPU time is a lower bound');
     if (t.gpu_uncorrelated_kernels) notes.push(t.gpu_uncorrelated_kernels + ' kernels (' + fmtTime(t.gpu_uncorrelated_ns) + ') not correlated with a launch');
     if (t.gpu_not_hooked_kernels) notes.push(t.gpu_not_hooked_kernels + ' kernels (' + fmtTime(t.gpu_not_hooked_ns) + ') from launches nvtxcorr did not see');
     if (t.uncounted_at_start) notes.push(t.uncounted_at_start + ' launches before profiling started are not counted');
-    if (S.window && S.window.late_ns) notes.push('late work in this window');
+    if (t.gpu_incomplete_records) notes.push(t.gpu_incomplete_records + ' GPU records without an end time, not counted');
     if (S.context_note) notes.push(S.context_note);
     section('summary', 'Summary', [dl, notes.length ? el('ul', { class: 'notes' }, notes.map(function (n) { return el('li', { text: n }); })) : null]);
   }
@@ -252,11 +253,15 @@
         return down ? -c : c;
       });
       body.innerHTML = '';
+      var most = {};  // a change column's largest size, for its bars
+      cols.forEach(function (c) { if (c[2] === 3) most[c[1]] = Math.max.apply(null, rows.map(function (x) { return Math.abs(x[c[1]] || 0); }).concat([1])); });
       r.forEach(function (row) {
         body.appendChild(el('tr', { 'data-key': row[cols[0][1]] }, cols.map(function (c) {
-          var v = row[c[1]];
-          return el('td', { 'data-v': v === null || v === undefined ? '' : v, class: c[2] === 3 ? (v > 0 ? 'up' : v < 0 ? 'down' : '') : null,
-                         text: v === null || v === undefined ? '-' : c[2] === 2 ? fmtTime(v) : c[2] === 3 ? (v < 0 ? '-' : '+') + fmtTime(Math.abs(v)) : String(v) });
+          var v = row[c[1]], none = v === null || v === undefined;
+          var td = el('td', { 'data-v': none ? '' : v, class: c[2] === 3 ? (v > 0 ? 'up' : v < 0 ? 'down' : '') : null,
+                              text: none ? '-' : c[2] === 2 ? fmtTime(v) : c[2] === 3 ? (v < 0 ? '-' : '+') + fmtTime(Math.abs(v)) : String(v) });
+          if (c[2] === 3 && !none) td.insertBefore(el('span', { class: 'delta', style: 'width:' + (4 * Math.abs(v) / most[c[1]]).toFixed(2) + 'em' }), td.firstChild);
+          return td;
         })));
       });
     }
@@ -354,7 +359,7 @@
     Object.keys(d.views).forEach(function (by) {
       var rows = d.views[by].map(function (r) {
         return { key: r[0], a_count: r[1], b_count: r[2], a_ns: r[3], b_ns: r[4], change_ns: r[4] - r[3],
-                 change: r[3] ? Number((100 * (r[4] - r[3]) / r[3]).toFixed(1)) : null };
+                 change: r[3] ? Number((100 * (r[4] - r[3]) / r[3]).toFixed(1)) : r[4] ? 'new' : null };  // as the text diff
       });
       var cols = [[by === 'context' ? 'context > label' : 'label', 'key', 0], ['A ' + d.count, 'a_count', 1], ['B ' + d.count, 'b_count', 1],
                   ['A time', 'a_ns', 2], ['B time', 'b_ns', 2], ['change', 'change_ns', 3], ['change %', 'change', 1]];
