@@ -104,7 +104,8 @@ def open_page(path, fragment=""):
     dom = Dom(r.stdout)
     body = dom.find("body")
     check(body and body[0].attrs.get("data-ready") == "1",
-          f"{path}: the page's script did not finish: {r.stderr[-3000:]}")
+          f"{path}: the page's script did not finish: "
+          f"{body[0].attrs.get('data-error-text') if body else ''}\n{r.stderr[-3000:]}")
     body = body[0].attrs
     check(body.get("data-errors") == "0", f"{path}: errors in the page: {body.get('data-error-text')}")
     check(body.get("data-resources") == "0", f"{path}: the page fetched "

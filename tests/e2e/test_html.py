@@ -361,18 +361,31 @@ def test_html_diff(env):
 
 @scenario
 def test_html_hostile_label(env):
-    """A label that would close the page's <script> (and one more line separator): the page
-    still renders, the label as it was."""
-    hostile = HOSTILE
+    """Names from the program the page must take as text: a label that would close the page's
+    <script> (and a line separator), labels and ranges named like JavaScript's own properties
+    (constructor, __proto__, toString), over two ranks. The page renders, each name as it
+    was, with its numbers, in the bars, the flame graph and the heat map."""
+    names = [HOSTILE, "constructor", "__proto__", "toString"]
     with tempfile.TemporaryDirectory() as tmp:
-        f = write(tmp, "h.json", crafted({hostile: (3, 100, 500), "plain": (1, 10, 50)},
-                                         gpu=True))
+        files = []
+        for rank in (0, 1):
+            d = crafted({n: (3, 100, 500 * (i + 1) + 7 * rank) for i, n in enumerate(names)},
+                        gpu=True, rank=rank)
+            d["contexts"] = [{"context": ["constructor", "__proto__"], "label": n, "launches": 3,
+                              "gpu_kernels": 3, "gpu_ns": 500 * (i + 1) + 7 * rank, "cpu_ns": 100}
+                             for i, n in enumerate(names)]
+            files.append(write(tmp, f"h.{rank}.json", d))
         page = os.path.join(tmp, "h.html")
-        report(env, "--html", "-o", page, f)
+        report(env, "--html", "-o", page, *files)
+        merged = page_data(page)["summary"]
         dom, _ = open_page(page)
-        labels = [b.attrs["data-label"] for b in dom.find("div", class_="bar")]
-        check(labels == [hostile, "plain"], f"bars {labels}")
-        check(not dom.find("img"), "the label became an element")
+        check_bars(dom, merged["labels"], "launch")
+        check_flame(dom, merged["contexts"])
+        check(not dom.find("img"), "a label became an element")
+        cells = {(c.attrs["data-label"], c.attrs["data-rank"]): int(c.attrs["data-ns"])
+                 for c in dom.find("td", class_="heat")}
+        check(cells == {(n, str(r)): 500 * (i + 1) + 7 * r for i, n in enumerate(names)
+                        for r in (0, 1)}, f"heat map {cells}")
 
 
 def big_summary(launches=1_000_000, contexts=10_000):

@@ -6,7 +6,11 @@
 (function () {
   'use strict';
   var t0 = performance.now(), errors = [];
-  function fail(what) { errors.push(String(what)); document.body.setAttribute('data-errors', errors.length); }
+  function fail(what) {
+    errors.push(String(what));
+    document.body.setAttribute('data-errors', errors.length);
+    document.body.setAttribute('data-error-text', errors.join('\n'));
+  }
   window.addEventListener('error', function (e) { fail(e.message); });
   document.addEventListener('securitypolicyviolation', function (e) { fail('CSP ' + e.blockedURI); });
   var oldError = console.error;
@@ -16,7 +20,7 @@
   // shared; and input replayed once the page is drawn, in order: click=SELECTOR,
   // press=SELECTOR (Enter on it), type=TEXT (into the search), as a user would (the browser
   // tests click, press and type through these).
-  var hash = {}, replay = [];
+  var hash = dict(), replay = [];
   location.hash.slice(1).split('&').forEach(function (kv) {
     var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
     if (i <= 0) return;
@@ -32,6 +36,9 @@
   }
 
   // ---- small helpers ----
+  // A table keyed by names from the program (labels, ranges, hosts): no prototype, so a range
+  // called "constructor" or "__proto__" is a name like any other.
+  function dict() { return Object.create(null); }
   function el(tag, attrs, kids) {
     var e = document.createElement(tag);
     for (var k in attrs || {}) {
@@ -67,7 +74,7 @@
     for (var i = 0; i < name.length; i++) h = (h * 31 + name.charCodeAt(i)) >>> 0;
     return PALETTE[h % PALETTE.length];
   }
-  var category = {};
+  var category = dict();
   (S.labels || []).concat(S.kernel_labels || []).forEach(function (l) { if (l.category) category[l.label] = l.category; });
   function section(id, title, kids) {
     var s = el('section', { id: id, 'aria-labelledby': id + '-h' }, [el('h2', { id: id + '-h', text: title })].concat(kids));
@@ -78,7 +85,7 @@
   // ---- the header ----
   function header() {
     var parts = doc.parts || [], merged = S.merged || [], t = S.totals || {};
-    var hosts = {}, ranks = {}, windows = {};
+    var hosts = dict(), ranks = dict(), windows = dict();
     parts.forEach(function (p) {
       if (p.host) hosts[p.host] = 1;
       if (p.rank !== null && p.rank !== undefined) ranks[p.rank] = 1;
@@ -134,7 +141,7 @@
     Object.keys(views).forEach(function (v) {
       if (views[v].length) nav.appendChild(el('button', { value: v, text: v === 'launch' ? 'by launch label' : 'by kernel label', onclick: function () { draw(v); } }));
     });
-    var cats = {};
+    var cats = dict();
     Object.keys(category).forEach(function (k) { cats[category[k]] = 1; });
     var legend = el('div', { class: 'legend' }, Object.keys(cats).sort().map(function (c) { return el('span', {}, [el('i', { style: 'background:' + colour(c) }), c]); }));
     section('labels', WHAT + ' by label', [nav, legend, box]);
@@ -145,13 +152,13 @@
   function flame() {
     var rows = S.contexts || [];
     if (!rows.length) return;
-    var root = { name: 'all', path: [], incl: 0, kids: {}, order: [] };
+    var root = { name: 'all', path: [], incl: 0, kids: dict(), order: [] };
     rows.forEach(function (r) {
       var v = r[TIME] || 0, n = root, path = (r.context || []).concat([r.label === null ? '[no label]' : String(r.label)]);
       n.incl += v;
       path.forEach(function (name, i) {
         var key = (i === path.length - 1 ? '\u0001' : '') + name;  // a leaf apart from a range of the same name
-        if (!n.kids[key]) { n.kids[key] = { name: name, path: n.path.concat([name]), incl: 0, excl: 0, kids: {}, leaf: i === path.length - 1, parent: n }; }
+        if (!n.kids[key]) { n.kids[key] = { name: name, path: n.path.concat([name]), incl: 0, excl: 0, kids: dict(), leaf: i === path.length - 1, parent: n }; }
         n = n.kids[key];
         n.incl += v;
       });
@@ -284,10 +291,10 @@
     return Object.keys(rowsByLabel).sort(function (a, b) { return rowsByLabel[b] - rowsByLabel[a]; }).slice(0, n);
   }
   function windowsChart() {
-    var ws = {}, sum = {};
+    var ws = dict(), sum = dict();
     (doc.parts || []).forEach(function (p) {
       if (!p.window) return;
-      var w = ws[p.window.index] = ws[p.window.index] || { index: p.window.index, start: p.window.start_ns, labels: {} };
+      var w = ws[p.window.index] = ws[p.window.index] || { index: p.window.index, start: p.window.start_ns, labels: dict() };
       w.start = Math.min(w.start, p.window.start_ns);
       p.labels.forEach(function (l) { var v = l[TIME] || 0; w.labels[l.label] = (w.labels[l.label] || 0) + v; sum[l.label] = (sum[l.label] || 0) + v; });
     });
@@ -314,12 +321,12 @@
 
   // ---- ranks: a heat map of time per label per rank, the slowest rank of each label marked ----
   function ranks() {
-    var per = {}, sum = {}, rs = {};
+    var per = dict(), sum = dict(), rs = dict();
     (doc.parts || []).forEach(function (p) {
       if (p.rank === null || p.rank === undefined) return;
       rs[p.rank] = 1;
       p.labels.forEach(function (l) {
-        var v = l[TIME] || 0, row = per[l.label] = per[l.label] || {};
+        var v = l[TIME] || 0, row = per[l.label] = per[l.label] || dict();
         row[p.rank] = (row[p.rank] || 0) + v; sum[l.label] = (sum[l.label] || 0) + v;
       });
     });
