@@ -425,6 +425,7 @@ def test_html_big_summary_renders(env):
               f"{os.path.getsize(page)} bytes, drawn {ms:.0f} ms after navigation (the script "
               f"and layout {script:.0f} ms), chromium's whole run {wall:.2f} s")
         check(boxes > 10_000, f"only {boxes} boxes drawn")
+        check_flame(dom, d["contexts"])  # each with its numbers, the narrowest left out
         check(ms < 2000, f"the page took {ms:.0f} ms to draw")
 
 
