@@ -95,11 +95,12 @@ class Dom(HTMLParser):
         return out
 
 
-def open_page(path, fragment=""):
-    """The page's DOM after its script ran, checked for what every page must be: rendered,
-    no error, nothing fetched, nothing the browser refused."""
+def open_page(path, fragment="", size="1280,800"):
+    """The page's DOM after its script ran in a window of size, checked for what every page
+    must be: rendered, no error, nothing fetched, nothing the browser refused, no wider than
+    the window."""
     url = "file://" + os.path.abspath(path) + ("#" + fragment if fragment else "")
-    r = run_chromium(["--dump-dom"], url)
+    r = run_chromium(["--dump-dom", f"--window-size={size}"], url)
     check(r.returncode == 0, f"chromium failed on {path} (rc {r.returncode}): {r.stderr[-2000:]}")
     dom = Dom(r.stdout)
     body = dom.find("body")
@@ -114,6 +115,7 @@ def open_page(path, fragment=""):
     check(not console, f"{path}: console messages: {console}")
     refused = [line for line in r.stderr.splitlines() if "Content Security Policy" in line]
     check(not refused, f"{path}: refused by the page's policy: {refused}")
+    check(body.get("data-fits") == "1", f"{path}: wider than a {size} window")
     return dom, body
 
 

@@ -193,6 +193,8 @@ def test_html_demo_report(env):
                      for r in dom.find("rect") if "data-bucket" in r.attrs]
             check(drawn == [tuple(x) for x in g["gpu_replay_histogram"]],
                   f"replay histogram {drawn}")
+        dom, _ = open_page(page, size="390,844")  # a phone
+        check_bars(dom, d["labels"], "launch")
         dom, _ = open_page(page, "view=kernel")
         check_bars(dom, d["kernel_labels"], "kernel")
         dom, _ = open_page(page, "click=" + quote("nav.views button[value=kernel]"))

@@ -392,6 +392,8 @@
     throw e;
   }
   void app.offsetHeight;  // style and layout now, so that render-ms counts them too
+  // Whether the page fits the window's width (wide tables scroll inside their own box).
+  document.body.setAttribute('data-fits', document.documentElement.scrollWidth <= window.innerWidth ? '1' : '0');
   var ms = performance.now() - t0;
   document.body.setAttribute('data-render-ms', ms.toFixed(1));
   document.body.setAttribute('data-resources', performance.getEntriesByType('resource').length);
