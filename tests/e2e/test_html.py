@@ -497,3 +497,19 @@ def test_html_stat(env):
             check_flame(dom, d["contexts"])
             check(d["gpu_time"] and any(r["context"] for r in d["contexts"]),
                   f"stat {opts}: GPU time and program context in the page")
+        # Windows: all in one page, or a page per window in a directory.
+        os.mkdir(os.path.join(tmp, "pages"))
+        for out in ("windows.html", "pages"):
+            p = subprocess.run([env.launcher, "stat", "--library", env.lib, "--window",
+                                "cudaProfilerApi", "--html", "-o", out, "--",
+                                env.prog("scn_windows"), "api", "direct"], cwd=tmp, env=e,
+                               capture_output=True, text=True, timeout=120)
+            check(p.returncode == 0, f"stat --window --html -o {out}: {p.stderr[-2000:]}")
+        dom, _ = open_page(os.path.join(tmp, "windows.html"))
+        drawn = {int(r.attrs["data-window"]) for r in dom.find("rect") if "data-window" in r.attrs}
+        check(drawn == {1, 2, 3}, f"stat --window --html: windows drawn {drawn}")
+        pages = sorted(os.listdir(os.path.join(tmp, "pages")))
+        check(len(pages) == 3 and all(n.endswith(".html") for n in pages), f"pages {pages}")
+        for n in pages:
+            d = page_data(os.path.join(tmp, "pages", n))["summary"]
+            check(d["window"]["index"] == int(n.split(".")[-2]), f"{n}: {d['window']}")

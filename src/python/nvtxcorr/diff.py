@@ -209,9 +209,11 @@ def html_data(a, b, threshold):
     views = {}
     for by in ("label", "context"):
         ra, rb = rows(a, by, gpu), rows(b, by, gpu)
-        table = [[k, *ra.get(k, (0, 0))[:1], *rb.get(k, (0, 0))[:1], ra.get(k, (0, 0))[1],
-                  rb.get(k, (0, 0))[1]] for k in set(ra) | set(rb)]
-        table = [r for r in table if any(r[1:])]
+        table = []
+        for k in set(ra) | set(rb):
+            (na, ta), (nb, tb) = ra.get(k, (0, 0)), rb.get(k, (0, 0))
+            if na or nb or ta or tb:  # in both sides' files, but nothing ran on either
+                table.append([k, na, nb, ta, tb])
         table.sort(key=lambda r: (-abs(r[4] - r[3]), str(r[0])))
         if table:
             views[by] = table
@@ -261,8 +263,8 @@ def cmd_diff(args, files):
             "(profile mode before program context?)")
     if args.get("html"):
         from nvtxcorr.report import html_diff
-        return html_diff(args, html_data(sides[0], sides[1], args.get("threshold"))) or \
-            (2 if bad else 0)
+        status = html_diff(args, html_data(sides[0], sides[1], args.get("threshold")))
+        return 2 if bad else status
     status = diff(sides[0], sides[1], by, args.get("threshold"), sys.stdout,
                   args.get("top", 20))
     # A file left out changes what was compared: never a pass, even when nothing got slower.

@@ -89,11 +89,14 @@ def check_stat(values, removals):
         output = os.path.abspath(output)
     if values.get("format") and not output:
         fail(2, "--format is the format of -o FILE (or -o - for stdout)")
-    if values.get("html"):  # every window in one page, unless -o has %w
+    # --html: every window in one page, unless -o has %w or is a directory
+    one_page = False
+    if values.get("html"):
         if values.get("format"):
             fail(2, "--html is the format of -o: not with --format")
         output = output or os.path.abspath("report.html")
-    if "window" in values and not (values.get("html") and "%w" not in output):
+        one_page = "%w" not in output and not os.path.isdir(output)
+    if "window" in values and not one_page:
         if not output or output == "-" or ("%w" not in output and not os.path.isdir(output)):
             fail(2, "stat --window: -o names where the windows go: a path with %w (one summary "
                     "per window, %w its number) or a directory (each process's windows as they "
@@ -210,7 +213,9 @@ def write_results(values, summaries, output, tmp, windows):
     from nvtxcorr.render import render
     force, top, sort = values.get("force"), values.get("top", 20), values.get("sort")
     if windows and os.path.isdir(output):
-        jobs = [(os.path.join(output, os.path.basename(p)), [(p, d)]) for p, d in summaries]
+        ext = ".html" if values.get("html") else ""  # summary.<pid>.<w>.json: each window's page
+        jobs = [(os.path.join(output, os.path.basename(p)[:-5 if ext else None] + ext), [(p, d)])
+                for p, d in summaries]
     elif windows and "%w" in output:
         by_window = {}
         for p, d in summaries:
