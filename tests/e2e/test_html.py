@@ -281,6 +281,10 @@ def test_html_four_ranks(env):
         page = os.path.join(tmp, "ranks.html")
         report(env, "--html", "-o", page, *files)
         dom, _ = open_page(page)
+        head = {dt.all_text(): dd.all_text() for dt, dd in zip(dom.find("dt"), dom.find("dd"))}
+        span = max(d["end_ns"] for d in sums.values()) - min(d["start_ns"] for d in sums.values())
+        check(head.get("ranks") == "0, 1, 2, 3" and head.get("processes") == "4" and
+              head.get("duration") == fmt_time(span), f"header {head}")
         cells = dom.find("td", class_="heat")
         check(cells, "no heat map")
         seen = set()

@@ -36,7 +36,7 @@ def test_page_carries_the_merge_and_each_file():
     data = json.loads(re.search(r'type="application/json">(.*?)</script>', page, re.S)[1])
     assert data["summary"] == d
     assert data["parts"] == [{"file": "x.json", "rank": 3, "window": None, "host": "h",
-                              "pid": 7, "labels": [{"label": "a<b", "gpu_ns": None,
+                              "pid": 7, "start_ns": None, "end_ns": None, "labels": [{"label": "a<b", "gpu_ns": None,
                                                     "cpu_ns": 5}]}]
 
 

@@ -30,7 +30,8 @@ def script_json(obj):
 def part(path, d):
     """What the per-rank and per-window views need of one file."""
     return {"file": path, "rank": d.get("rank"), "window": d.get("window"),
-            "host": d.get("host"), "pid": d.get("pid"),
+            "host": d.get("host"), "pid": d.get("pid"), "start_ns": d.get("start_ns"),
+            "end_ns": d.get("end_ns"),
             "labels": [{"label": lab.get("label"), "gpu_ns": lab.get("gpu_ns"),
                         "cpu_ns": lab.get("cpu_ns")} for lab in d.get("labels") or []]}
 

@@ -31,7 +31,7 @@
   var S = doc.summary || {}, gpu = !!S.gpu_time, app = document.getElementById('app');
   var TIME = gpu ? 'gpu_ns' : 'cpu_ns', WHAT = gpu ? 'GPU time' : 'CPU time in launch calls';
   function part(d) {
-    return { rank: d.rank, window: d.window, host: d.host, pid: d.pid,
+    return { rank: d.rank, window: d.window, host: d.host, pid: d.pid, start_ns: d.start_ns, end_ns: d.end_ns,
              labels: (d.labels || []).map(function (l) { return { label: l.label, gpu_ns: l.gpu_ns, cpu_ns: l.cpu_ns }; }) };
   }
 
@@ -92,7 +92,10 @@
       if (p.window) windows[p.window.index] = 1;
     });
     var cmd = S.command || (merged[0] && merged[0].command) || [];
-    var dur = S.end_ns && S.start_ns ? S.end_ns - S.start_ns : null;
+    // The run's span: the summary's own, else from its files' first start to last end.
+    var first = Math.min.apply(null, parts.map(function (p) { return p.start_ns || Infinity; }));
+    var last = Math.max.apply(null, parts.map(function (p) { return p.end_ns || 0; }));
+    var dur = S.end_ns && S.start_ns ? S.end_ns - S.start_ns : last > first ? last - first : null;
     if (S.window) dur = S.window.end_ns - S.window.start_ns;
     var rows = [['command', cmd.join(' ')], ['processes', String(merged.length || 1)],
                 ['hosts', Object.keys(hosts).join(', ')], ['ranks', Object.keys(ranks).join(', ')],
