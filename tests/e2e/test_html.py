@@ -212,6 +212,13 @@ def test_html_demo_report(env):
         check_flame(dom, d["contexts"], zoom)
         dom, _ = open_page(page, "click=" + box + "&click=" + quote("#flame .box.above[data-key='[]']"))
         check_flame(dom, d["contexts"])
+        dom, _ = open_page(page, "press=" + box + "&escape=" + box)  # out one level: its parent
+        check_flame(dom, d["contexts"], zoom[:-1])
+        # The keyboard reaches every box at least 1% wide (narrower ones once zoomed in).
+        for k, (_, width, _) in flame_boxes(dom).items():
+            b = [e for e in dom.find("div", class_="box")
+                 if (tuple(json.loads(e.attrs["data-path"])), "leaf" in e.attrs["class"]) == k][0]
+            check(b.attrs["tabindex"] == ("0" if width >= 1 else "-1"), f"box {k}: tabindex")
         dom, _ = open_page(page, "q=attn")
         check_search(dom, d["contexts"], "attn")
         dom, _ = open_page(page, "type=attn")

@@ -18,13 +18,13 @@
 
   // The view in the address: #view=kernel&zoom=<JSON path>[*]&q=<search>, so a view can be
   // shared; and input replayed once the page is drawn, in order: click=SELECTOR,
-  // press=SELECTOR (Enter on it), type=TEXT (into the search), as a user would (the browser
-  // tests click, press and type through these).
+  // press=SELECTOR (Enter on it), escape=SELECTOR, type=TEXT (into the search), as a user
+  // would (the browser tests click, press and type through these).
   var hash = dict(), replay = [];
   location.hash.slice(1).split('&').forEach(function (kv) {
     var i = kv.indexOf('='), k = kv.slice(0, i), v = decodeURIComponent(kv.slice(i + 1));
     if (i <= 0) return;
-    if (k === 'click' || k === 'press' || k === 'type') replay.push([k, v]); else hash[k] = v;
+    if (k === 'click' || k === 'press' || k === 'escape' || k === 'type') replay.push([k, v]); else hash[k] = v;
   });
   var raw = JSON.parse(document.getElementById('nvtxcorr-data').textContent);
   var doc = raw.nvtxcorr_html ? raw : { summary: raw, parts: [part(raw)] };
@@ -184,7 +184,10 @@
     // (a range and a label of the same name can sit under the same path).
     function key(n) { return JSON.stringify(n.path) + (n.leaf ? '*' : ''); }
     function keyed(n) {
-      return function (e) { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(n); } };
+      return function (e) {
+        if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); zoom(n); }
+        if (e.key === 'Escape' && zoomed.parent) { e.preventDefault(); zoom(zoomed.parent); }
+      };
     }
     function draw() {
       area.innerHTML = '';
@@ -212,12 +215,12 @@
     function box(n, left, w, d, cls) {
       var tip = n.path.join(' > ') + '\n' + WHAT + ': ' + fmtTime(n.incl) + ' inclusive (' + pct(n.incl, root.incl) + ')' + (n.leaf ? '' : ', ' + fmtTime(n.excl) + ' exclusive');
       return el('div', { class: 'box' + (n.leaf ? ' leaf' : '') + (cls ? ' ' + cls : ''), style: 'left:' + left + '%;width:' + w + '%;top:' + d * 20 + 'px',
-                         title: tip, tabindex: 0, role: 'treeitem', 'aria-label': tip, 'data-path': JSON.stringify(n.path), 'data-key': key(n), 'data-incl': n.incl,
+                         title: tip, tabindex: w >= 1 ? 0 : -1, role: 'treeitem', 'aria-label': tip, 'data-path': JSON.stringify(n.path), 'data-key': key(n), 'data-incl': n.incl,
                          'data-excl': n.excl || 0, 'data-width': w, onclick: function () { zoom(n); }, onkeydown: keyed(n), text: n.name });
     }
     if (hash.q) { query = hash.q; search.value = query; }
     if (hash.zoom) { all.forEach(function (n) { if (key(n) === hash.zoom) zoomed = n; }); }
-    section('context', WHAT + ' by program context', [el('p', { text: 'Click or press Enter on a box to zoom; the grey boxes above lead back out. Widths are inclusive time.' }),
+    section('context', WHAT + ' by program context', [el('p', { text: 'Click or press Enter on a box to zoom, Escape to zoom out; the grey boxes above lead back out. Widths are inclusive time.' }),
                                                      el('div', { class: 'controls' }, [search, reset, found]), area]);
     draw();
   }
@@ -387,7 +390,7 @@
       var target = r[0] === 'type' ? document.getElementById('flame-search') : document.querySelector(r[1]);
       if (!target) { fail('#' + r[0] + '=' + r[1] + ': nothing there'); return; }
       if (r[0] === 'click') target.click();
-      else if (r[0] === 'press') target.dispatchEvent(new KeyboardEvent('keydown', { key: 'Enter', bubbles: true }));
+      else if (r[0] === 'press' || r[0] === 'escape') target.dispatchEvent(new KeyboardEvent('keydown', { key: r[0] === 'press' ? 'Enter' : 'Escape', bubbles: true }));
       else { target.value = r[1]; target.dispatchEvent(new Event('input', { bubbles: true })); }
     });
   } catch (e) {
