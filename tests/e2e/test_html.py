@@ -477,6 +477,8 @@ def test_html_windowed_run(env):
         want = {(d["window"]["index"], lab["label"]): lab["gpu_ns"] for d in sums
                 for lab in d["labels"] if lab["gpu_ns"]}
         check(got == want and len(want) >= 6, f"windows chart {got}, the summaries' {want}")
+        head = {dt.all_text(): dd.all_text() for dt, dd in zip(dom.find("dt"), dom.find("dd"))}
+        check(head.get("processes") == "1" and head.get("windows") == "3", f"header {head}")
         screenshot(page, os.path.join(shots(env), "windowed-run.png"), "", "1280,1400")
     finally:
         for name in os.listdir(tmp):

@@ -97,7 +97,9 @@
     var last = Math.max.apply(null, parts.map(function (p) { return p.end_ns || 0; }));
     var dur = S.end_ns && S.start_ns ? S.end_ns - S.start_ns : last > first ? last - first : null;
     if (S.window) dur = S.window.end_ns - S.window.start_ns;
-    var rows = [['command', cmd.join(' ')], ['processes', String(merged.length || 1)],
+    var procs = dict();  // a process's windows are files of their own
+    merged.forEach(function (m) { procs[m.host + ' ' + m.pid] = 1; });
+    var rows = [['command', cmd.join(' ')], ['processes', String(Object.keys(procs).length || 1)],
                 ['hosts', Object.keys(hosts).join(', ')], ['ranks', Object.keys(ranks).join(', ')],
                 ['windows', String(Object.keys(windows).length || '')], ['duration', dur ? fmtTime(dur) : ''],
                 ['GPUs', (S.gpus || []).map(function (d) { return typeof d === 'string' ? d : d.name; }).join(', ')],
