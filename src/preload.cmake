@@ -39,6 +39,7 @@ set(NVTXCORR_LAYER_profile
   profile/output/summary_fields.c profile/output/summary_file.c profile/output/summary_gpu.c
   profile/output/summary.c profile/output/summary_json.c profile/output/summary_csv.c
   profile/output/summary_text.c profile/output/summary_tree.c profile/output/summary_context.c
+  profile/output/summary_html.c
   profile/output/trace_file.c profile/output/trace.c
   profile/output/trace_chrome.c profile/output/trace_kineto.c profile/output/trace_meta.c
   profile/output/trace_writer.c profile/output/metrics.c profile/output/otlp.c
@@ -51,6 +52,17 @@ set(NVTXCORR_LAYER_profile
 set(NVTXCORR_LAYER_hooks
   hooks/init.c hooks/claim.c hooks/dlsym.c hooks/procaddr.c hooks/driver_hooks.c
   hooks/runtime_hooks.c)
+# The HTML report's page (src/python/nvtxcorr/html), made a C header for profile/output's
+# summary_html.c at build time: one template, which the report inlines too.
+set(NVTXCORR_HTML_DIR ${PROJECT_SOURCE_DIR}/src/python/nvtxcorr/html)
+set(NVTXCORR_HTML_HEADER ${CMAKE_CURRENT_BINARY_DIR}/generated/html_template.h)
+add_custom_command(OUTPUT ${NVTXCORR_HTML_HEADER}
+  COMMAND ${CMAKE_COMMAND} -DSRC=${NVTXCORR_HTML_DIR} -DOUT=${NVTXCORR_HTML_HEADER}
+          -P ${CMAKE_CURRENT_SOURCE_DIR}/profile/output/html_template.cmake
+  DEPENDS ${NVTXCORR_HTML_DIR}/report.html ${NVTXCORR_HTML_DIR}/report.css
+          ${NVTXCORR_HTML_DIR}/report.js ${CMAKE_CURRENT_SOURCE_DIR}/profile/output/html_template.cmake
+  COMMENT "Embedding the HTML report's page")
+add_custom_target(nvtxcorr_html_template DEPENDS ${NVTXCORR_HTML_HEADER})
 set(NVTXCORR_PRELOAD_SOURCES)
 foreach(_layer ${NVTXCORR_LAYERS})
   list(APPEND NVTXCORR_PRELOAD_SOURCES ${NVTXCORR_LAYER_${_layer}})
@@ -59,7 +71,8 @@ endforeach()
 # Compiles `target` as the preload library's code is compiled.
 function(nvtxcorr_preload_flags target)
   target_include_directories(${target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}
-    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include)
+    ${PROJECT_SOURCE_DIR}/include ${PROJECT_BINARY_DIR}/include
+    ${CMAKE_CURRENT_BINARY_DIR}/generated)
   # Header-only use of the toolkit: cuda.h, cuda_runtime_api.h and NVTX3 (CUDA::nvtx3), never
   # a CUDA or NVTX library.
   target_include_directories(${target} SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
@@ -86,7 +99,7 @@ function(nvtxcorr_preload_library target outdir)
   foreach(_layer ${NVTXCORR_LAYERS})
     add_library(${target}_${_layer} OBJECT ${NVTXCORR_LAYER_${_layer}})
     nvtxcorr_preload_flags(${target}_${_layer})
-    add_dependencies(${target}_${_layer} nvtxcorr_labels)
+    add_dependencies(${target}_${_layer} nvtxcorr_labels nvtxcorr_html_template)
     target_compile_options(${target}_${_layer} PRIVATE ${P_OPTIONS})
     target_compile_definitions(${target}_${_layer} PRIVATE ${P_DEFINITIONS})
     list(APPEND _objects $<TARGET_OBJECTS:${target}_${_layer}>)

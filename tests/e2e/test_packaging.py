@@ -1,5 +1,6 @@
 """Packaging scenarios: the launcher wherever it is installed or copied, and the install routes
 (installed tree, wheel, .deb/.tar.gz) run exactly as users run them."""
+import glob
 import os
 import re
 import shutil
@@ -184,6 +185,10 @@ def test_wheel(env):
         check(re.search(r"^library      ok: .*/site-packages/nvtxcorr/lib/libnvtxcorr.so",
                         doctor.stdout, re.M), doctor.stdout)
         run_demo(env, command)
+        # The HTML report's page ships inside the package (nvtxcorr/html, not only *.py).
+        for name in ("__init__.py", "report.html", "report.css", "report.js"):
+            check(glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "nvtxcorr",
+                                         "html", name)), f"the wheel has no nvtxcorr/html/{name}")
         # The shipped tables by name, from inside the installed package.
         tables = subprocess.run([command, "labels"], capture_output=True, text=True)
         check(re.search(r"^  vllm +\S+/site-packages/nvtxcorr/share/nvtxcorr/labels/vllm\.conf$",
@@ -370,3 +375,8 @@ def test_demo_after_package_route(env):
         check(p.returncode == 0 and "nvtxcorr: profile of pid" in p.stdout and
               "by kernel label" in p.stdout, f"scripts/demo: rc {p.returncode}\n"
               f"{p.stdout[-1500:]}{p.stderr[-1500:]}")
+        # The demo's HTML report, its path the last line.
+        page = p.stdout.splitlines()[-1].partition("HTML report: ")[2]
+        check(page == os.path.join(src, "build", "demo-report.html") and
+              '<script id="nvtxcorr-data"' in open(page, encoding="utf-8").read(),
+              f"scripts/demo's HTML report: {p.stdout[-300:]}")

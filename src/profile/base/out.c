@@ -24,6 +24,7 @@ void nvtxcorr_out_open(prof_out_t *o, int fd, int owned)
     struct stat st;
     o->fd = fd;
     o->failed = o->err = 0;
+    o->html = 0;
     o->len = 0;
     o->owned = owned && fstat(fd, &st) == 0;
     o->dev = o->owned ? (uint64_t)st.st_dev : 0;
@@ -152,7 +153,10 @@ void nvtxcorr_out_json(prof_out_t *o, const char *s)
     size_t used;
     char e[6];
     while (*s) {
-        nvtxcorr_out_mem(o, e, json_char(s, e, &used));
+        if (*s == '<' && o->html)
+            nvtxcorr_out_mem(o, "\\u003c", 6), used = 1;
+        else
+            nvtxcorr_out_mem(o, e, json_char(s, e, &used));
         s += used;
     }
     nvtxcorr_out_mem(o, "\"", 1);

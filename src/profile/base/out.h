@@ -11,6 +11,7 @@ typedef struct prof_out {
     int failed, err; /* err: the errno of the failure */
     int owned;       /* fd is a file nvtxcorr opened: checked to be it before each write */
     uint64_t dev, ino;
+    int html; /* nvtxcorr_out_json escapes '<' too: the JSON is inside a <script> element */
     size_t len;
     char buf[16384];
 } prof_out_t;

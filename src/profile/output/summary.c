@@ -1,6 +1,7 @@
 /* The per-process summary, written once at exit (exit.c): per label and per kernel, the
  * launch counts and the CPU time spent inside launch calls. Format by the path's extension:
- * .json (the stable interface, docs/profile.md), .csv, anything else a text table sorted by
+ * .json (the stable interface, docs/profile.md), .csv, .html (the JSON in the report's page),
+ * anything else a text table sorted by
  * time. The name is claimed with O_CREAT|O_EXCL|O_NOFOLLOW (an existing file or a symlink is
  * never overwritten or followed), the summary written to a temporary name beside it and
  * renamed over the claim when whole. When the file cannot be created, or a write fails (a
@@ -415,6 +416,7 @@ static const prof_writer_t *format_of(const char *path)
     size_t n = strlen(path);
     if (n >= 5 && !strcmp(path + n - 5, ".json")) return &nvtxcorr_prof_json_writer;
     if (n >= 4 && !strcmp(path + n - 4, ".csv")) return &nvtxcorr_prof_csv_writer;
+    if (n >= 5 && !strcmp(path + n - 5, ".html")) return &nvtxcorr_prof_html_writer;
     if (n >= 7 && !strcmp(path + n - 7, ".folded")) return &nvtxcorr_prof_folded_writer;
     return &nvtxcorr_prof_text_writer;
 }

@@ -187,7 +187,8 @@ typedef struct prof_writer {
     void (*contexts)(prof_out_t *o, const prof_summary_t *s);
 } prof_writer_t;
 extern const prof_writer_t nvtxcorr_prof_json_writer, nvtxcorr_prof_csv_writer,
-    nvtxcorr_prof_text_writer, nvtxcorr_prof_folded_writer;
+    nvtxcorr_prof_text_writer, nvtxcorr_prof_folded_writer,
+    nvtxcorr_prof_html_writer; /* summary_html.c: the JSON inside the report's page */
 /* summary_context.c: the by-context rows as CSV lines; summary_tree.c: as the text table's
  * tree (from s->ctx_view). */
 void nvtxcorr_prof_csv_contexts(prof_out_t *o, const prof_summary_t *s);

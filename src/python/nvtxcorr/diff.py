@@ -201,6 +201,33 @@ def diff(a, b, by, threshold, out, top=None):
     return 1 if slower else 0
 
 
+def html_data(a, b, threshold):
+    """The diff view's data (nvtxcorr/html): per label and per context, [key, A count, B count,
+    A time, B time] with the largest change of time first, and the threshold's verdict as the
+    table's (per launch)."""
+    problems, gpu = warnings(a, b)
+    views = {}
+    for by in ("label", "context"):
+        ra, rb = rows(a, by, gpu), rows(b, by, gpu)
+        table = []
+        for k in set(ra) | set(rb):
+            (na, ta), (nb, tb) = ra.get(k, (0, 0)), rb.get(k, (0, 0))
+            if na or nb or ta or tb:  # in both sides' files, but nothing ran on either
+                table.append([k, na, nb, ta, tb])
+        table.sort(key=lambda r: (-abs(r[4] - r[3]), str(r[0])))
+        if table:
+            views[by] = table
+    slower = []
+    if threshold is not None:
+        for k, na, nb, ta, tb in views.get("label", []):
+            p = pct(ta / na, tb / nb) if na and nb else None
+            if p is not None and p > threshold:
+                slower.append([k, p])
+    return {"what": "GPU time" if gpu else "CPU time", "count": "launches", "views": views,
+            "warnings": problems, "threshold": threshold, "slower": slower,
+            "files": [len(a), len(b)]}
+
+
 def cmd_diff(args, files):
     from nvtxcorr.rank import is_trace
     if len(files) != 2:
@@ -234,6 +261,10 @@ def cmd_diff(args, files):
     if by == "context" and not all(d.get("contexts") for s in sides for _, d in s):
         say("warn", "--diff --by context: a side has summaries without program context rows "
             "(profile mode before program context?)")
+    if args.get("html"):
+        from nvtxcorr.report import html_diff
+        status = html_diff(args, html_data(sides[0], sides[1], args.get("threshold")))
+        return 2 if bad else status
     status = diff(sides[0], sides[1], by, args.get("threshold"), sys.stdout,
                   args.get("top", 20))
     # A file left out changes what was compared: never a pass, even when nothing got slower.

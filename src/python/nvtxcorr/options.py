@@ -95,12 +95,14 @@ OPTIONS = [
     Opt(("--window",), "SPEC", BOTH, "one summary per window: cudaProfilerApi, signal (SIGUSR2 "
         "toggles), every:SECONDS; options ,delay:S ,count:N; needs --profile (stat: -o with %w, "
         "or a directory)", env="NVTXCORR_WINDOW"),
-    Opt(("-o", "--output"), "FILE", (STAT,), "keep the summary in FILE too (.json, .csv, else "
-        "text; - for stdout)"),
+    Opt(("-o", "--output"), "FILE", (STAT, REPORT), "keep the summary in FILE too (.json, .csv, "
+        ".html, else text; - for stdout); report: where --html writes"),
+    Opt(("--html",), None, (STAT, REPORT), "the HTML report, one self-contained page, in -o "
+        "(default report.html); report --diff A B too"),
     Opt(("--format",), "F", (STAT, REPORT), "json|csv|text: the format of -o (stat) or of the "
         "output (report), whatever the extension", _choice("json", "csv", "text"),
         group="format"),
-    Opt(("-f", "--force-overwrite"), None, BOTH, "replace an existing --trace, --profile or -o "
+    Opt(("-f", "--force-overwrite"), None, (RUN, STAT, REPORT), "replace an existing --trace, --profile or -o "
         "file (only once every check has passed)", dest="force"),
     Opt(("--top",), "N|all", (STAT, REPORT), "rows per table (default 20)", _top),
     Opt(("--sort",), "KEY", (STAT, REPORT), "gpu|cpu|launches: row order (default: each "

@@ -16,6 +16,14 @@ def check_args(args, files):
                     "PCT", REPORT)
     if args.get("diff") and by not in ("label", "kernel", "context"):
         raise Usage(f"--diff compares --by label, kernel or context, not --by {by}", REPORT)
+    if args.get("html"):
+        other = [o for o in ("csv", "json", "suggest", "folded", "hatchet", "format")
+                 if o in args]
+        if other or by != "label":
+            raise Usage(f"--html draws every view in one page: not with "
+                        f"{'--by ' + by if by != 'label' else '--' + other[0]}", REPORT)
+    elif "output" in args:
+        raise Usage("report writes to stdout; -o is where --html writes", REPORT)
     if not files:
         raise Usage("report needs summaries: nvtxcorr report [options] FILE.json... "
                     "(nvtxcorr help report)", REPORT)
@@ -52,6 +60,8 @@ def cmd_report(args, files):
     if args.get("diff"):
         from nvtxcorr.diff import cmd_diff
         return cmd_diff(args, files)
+    if args.get("html"):
+        return write_html(args, files)
     pid_rank = {}
     if by == "rank":  # traces given beside the summaries: their distributedInfo
         from nvtxcorr.rank import trace_rank
@@ -98,3 +108,43 @@ def cmd_report(args, files):
     elif not bad:
         say("error", "no summary given")
     return 1 if bad or not summaries else 0
+
+
+def write_html(args, files):
+    """--html: the page of every view (nvtxcorr/html) in -o, default report.html; its path on
+    stdout."""
+    import os
+    from nvtxcorr.html import page
+    from nvtxcorr.schema import load_all
+    from nvtxcorr.stat import output_problem, write_output
+    summaries, bad = load_all(files)
+    if not summaries:
+        if not bad:
+            say("error", "no summary given")
+        return 1
+    path = args.get("output") or "report.html"
+    why = output_problem(path, args.get("force")) or write_output(path, page(summaries),
+                                                                  args.get("force"))
+    if why:
+        say("error", f"{path}: {why}")
+        return 1
+    if path != "-":
+        print(os.path.abspath(path))
+    return 1 if bad else 0
+
+
+def html_diff(args, data):
+    """--diff --html: the diff's page in -o (default report.html); 1 when a label is slower
+    past --threshold, as the text diff."""
+    import os
+    from nvtxcorr.html import page
+    from nvtxcorr.stat import output_problem, write_output
+    path = args.get("output") or "report.html"
+    why = output_problem(path, args.get("force")) or write_output(path, page(diff=data),
+                                                                  args.get("force"))
+    if why:
+        say("error", f"{path}: {why}")
+        return 2
+    if path != "-":
+        print(os.path.abspath(path))
+    return 1 if data["slower"] else 0

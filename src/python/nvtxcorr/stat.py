@@ -16,7 +16,7 @@ from nvtxcorr.cli import fail
 def format_of(path, fmt=None):
     """--format, else the extension rule: .json, .csv, anything else (and -) text."""
     return fmt or ("json" if path.endswith(".json") else "csv" if path.endswith(".csv")
-                   else "text")
+                   else "html" if path.endswith(".html") else "text")
 
 
 def output_problem(path, force):
@@ -89,7 +89,14 @@ def check_stat(values, removals):
         output = os.path.abspath(output)
     if values.get("format") and not output:
         fail(2, "--format is the format of -o FILE (or -o - for stdout)")
-    if "window" in values:
+    # --html: every window in one page, unless -o has %w or is a directory
+    one_page = False
+    if values.get("html"):
+        if values.get("format"):
+            fail(2, "--html is the format of -o: not with --format")
+        output = output or os.path.abspath("report.html")
+        one_page = "%w" not in output and not os.path.isdir(output)
+    if "window" in values and not one_page:
         if not output or output == "-" or ("%w" not in output and not os.path.isdir(output)):
             fail(2, "stat --window: -o names where the windows go: a path with %w (one summary "
                     "per window, %w its number) or a directory (each process's windows as they "
@@ -206,8 +213,10 @@ def write_results(values, summaries, output, tmp, windows):
     from nvtxcorr.render import render
     force, top, sort = values.get("force"), values.get("top", 20), values.get("sort")
     if windows and os.path.isdir(output):
-        jobs = [(os.path.join(output, os.path.basename(p)), [(p, d)]) for p, d in summaries]
-    elif windows:
+        ext = ".html" if values.get("html") else ""  # summary.<pid>.<w>.json: each window's page
+        jobs = [(os.path.join(output, os.path.basename(p)[:-5 if ext else None] + ext), [(p, d)])
+                for p, d in summaries]
+    elif windows and "%w" in output:
         by_window = {}
         for p, d in summaries:
             by_window.setdefault((d.get("window") or {}).get("index", 0), []).append((p, d))
@@ -216,9 +225,12 @@ def write_results(values, summaries, output, tmp, windows):
         jobs = [(output, summaries)]
     failed = False
     for path, group in jobs:
-        fmt = format_of(path, values.get("format"))
+        fmt = format_of(path, "html" if values.get("html") else values.get("format"))
         if fmt == "json" and len(group) == 1:
             text = open(group[0][0], encoding="utf-8").read()
+        elif fmt == "html":
+            from nvtxcorr.html import page
+            text = page(group)
         else:
             text = render(group, fmt, top=top, sort=sort)
         why = write_output(path, text, force)
