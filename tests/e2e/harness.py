@@ -103,6 +103,14 @@ def parse_counts(path):
     return counts
 
 
+def write_json(tmp, name, d):
+    """d as JSON in tmp/name (a summary, made by hand, for the report); the path."""
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(d, f)
+    return path
+
+
 def unpreloadable(path):
     """ld.so splits LD_PRELOAD at spaces and colons, and the launcher refuses such a path."""
     return re.search(r"[\s:]", path) is not None

@@ -8,7 +8,7 @@ import os
 import subprocess
 import tempfile
 
-from harness import Skip, check, scenario, unpreloadable
+from harness import Skip, check, scenario, unpreloadable, write_json
 from test_launcher_checks import marker_command, nvtxcorr, plain
 from test_profile import launcher
 
@@ -41,18 +41,12 @@ def summary(labels, kernel_labels=(), pid=1, window=None, totals=None):
     return d
 
 
-def put(tmp, name, d):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        json.dump(d, f)
-    return path
-
 
 @scenario
 def test_frontend_force_removes_nothing_before_the_checks(env):
     with tempfile.TemporaryDirectory() as tmp:
-        old = put(tmp, "old.json", {"old": 1})
-        prof = put(tmp, "p.json", {"old": 1})
+        old = write_json(tmp, "old.json", {"old": 1})
+        prof = write_json(tmp, "p.json", {"old": 1})
         for args in (["-f", "--trace", old, "--profile", "/nonexistent/p.json"],
                      ["-f", "--profile", prof, "--window", "bogus"],
                      ["stat", "-f", "--trace", old, "-o", "/nonexistent/x.json"]):
@@ -83,7 +77,7 @@ def test_frontend_stat_windows(env):
 @scenario
 def test_frontend_report_options_that_do_not_go_together(env):
     with tempfile.TemporaryDirectory() as tmp:
-        a = put(tmp, "a.json", summary([row("x", 1, 100)]))
+        a = write_json(tmp, "a.json", summary([row("x", 1, 100)]))
         for args, what in ((["--threshold", "5", a], "--diff"),
                            (["--diff", a, a, "--threshold", "-5"], "--threshold"),
                            (["--diff", a, a, "--by", "process"], "--by")):
@@ -99,13 +93,13 @@ def test_frontend_diff_by_kernel_per_execution(env):
     graph; per kernel execution it is unchanged. A label that runs only inside graphs (no
     launch of its own) still gets a mean, so the threshold can flag it."""
     with tempfile.TemporaryDirectory() as tmp:
-        a = put(tmp, "a.json", summary([row("mm", 1, 100, 900, 9)], [("mm", 9, 900)]))
-        b = put(tmp, "b.json", summary([row("mm", 1, 100, 1800, 18)], [("mm", 18, 1800)]))
+        a = write_json(tmp, "a.json", summary([row("mm", 1, 100, 900, 9)], [("mm", 9, 900)]))
+        b = write_json(tmp, "b.json", summary([row("mm", 1, 100, 1800, 18)], [("mm", 18, 1800)]))
         r = plain(env, "report", "--diff", "--by", "kernel", a, b, "--threshold", "5")
         check(r.returncode == 0, f"per execution unchanged: {r.returncode} {r.stdout}{r.stderr}")
-        c = put(tmp, "c.json", summary([row("mm", 1, 100, 900, 9)],
+        c = write_json(tmp, "c.json", summary([row("mm", 1, 100, 900, 9)],
                                        [("mm", 9, 900), ("node", 4, 400)]))
-        d = put(tmp, "d.json", summary([row("mm", 1, 100, 900, 9)],
+        d = write_json(tmp, "d.json", summary([row("mm", 1, 100, 900, 9)],
                                        [("mm", 9, 900), ("node", 4, 800)]))
         r = plain(env, "report", "--diff", "--by", "kernel", c, d, "--threshold", "5")
         check(r.returncode == 1 and "node" in r.stderr, f"graph-only label: {r.returncode} "
@@ -119,15 +113,15 @@ def test_frontend_same_head_in_every_view(env):
                                                  "errors": 0, "cpu_ns": 500})
         d["kernels"].append(dict(row("skipped", 2, 200), name="s_k", function="s_k",
                                  label=None))
-        p = put(tmp, "p.json", d)
+        p = write_json(tmp, "p.json", d)
         heads = {by: plain(env, "report", "--by", by, p).stdout.splitlines()[0]
                  for by in ("label", "kernel")}
         check(len(set(heads.values())) == 1, f"heads: {heads}")
-        ws = [put(tmp, f"w{i}.json", summary([row("x", 1, 100)], pid=7, window=i))
+        ws = [write_json(tmp, f"w{i}.json", summary([row("x", 1, 100)], pid=7, window=i))
               for i in (1, 2, 3)]
         head = plain(env, "report", *ws).stdout.splitlines()[0]
         check("pid 7" in head and "3 windows" in head and "processes" not in head, head)
-        z = put(tmp, "z.json", summary([row("x", 1, 100), row("idle", 0, 0)]))
+        z = write_json(tmp, "z.json", summary([row("x", 1, 100), row("idle", 0, 0)]))
         out = plain(env, "report", "--diff", z, z).stdout
         check("idle" not in out, f"a row with nothing on either side: {out}")
 
@@ -137,7 +131,7 @@ def test_frontend_hundred_columns(env):
     with tempfile.TemporaryDirectory() as tmp:
         long = "a_very_long_label_name_" * 4 + "end"
         labels = [row(long + str(i), 1, 100 * (i + 1)) for i in range(30)]
-        a = put(tmp, "a.json", summary(labels))
+        a = write_json(tmp, "a.json", summary(labels))
         r = plain(env, "report", "--diff", a, a, "--top", "5")
         lines = r.stdout.splitlines()
         check(max(map(len, lines)) <= 100 and "(25 more rows" in r.stdout, r.stdout)
@@ -145,14 +139,14 @@ def test_frontend_hundred_columns(env):
         for k in range(8):
             d = summary(labels, pid=100 + k)
             d["rank"] = str(k)
-            ranks.append(put(tmp, f"r{k}.json", d))
+            ranks.append(write_json(tmp, f"r{k}.json", d))
         r = plain(env, "report", "--by", "rank", *ranks)
         check(r.returncode == 0 and max(map(len, r.stdout.splitlines())) <= 100, r.stdout)
         c = summary([row("x", 1, 100)])
         c["contexts"] = [{"context": ["outer", long], "label": f"k{i}", "launches": 1,
                           "cpu_ns": 10, "gpu_ns": None, "gpu_kernels": None}
                          for i in range(4)]
-        r = plain(env, "report", "--by", "context", "--top", "2", put(tmp, "c.json", c))
+        r = plain(env, "report", "--by", "context", "--top", "2", write_json(tmp, "c.json", c))
         check("..." in r.stdout and "(2 more" in r.stdout, r.stdout)
 
 
@@ -173,7 +167,7 @@ def test_frontend_messages(env):
         os.chmod(script, 0o755)
         r = plain(env, script)
         check(r.returncode == 127 and "interpreter" in r.stderr, r.stderr)
-        bad = put(tmp, "bad.conf", {})
+        bad = write_json(tmp, "bad.conf", {})
         with open(bad, "w") as f:
             f.write("this is not a rule\n")
         r = nvtxcorr(env, "--library", env.lib, "--labels", bad, "--keep-going",

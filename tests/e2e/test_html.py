@@ -15,9 +15,8 @@ import time
 from urllib.parse import quote
 
 from browser import Dom, open_page, screenshot  # noqa: F401 (Dom: for readers)
-from harness import Skip, check, scenario
+from harness import Skip, check, scenario, write_json
 from test_report_diff import summary as crafted
-from test_report_diff import write
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "src", "python"))
@@ -253,7 +252,7 @@ def test_html_written_by_the_library(env):
         d = page_data(page)
         check(d.get("nvtxcorr_profile") == 1 and d["gpu_time"], f"the page's JSON: {list(d)}")
         check(d["command"][1:] == [HOSTILE], f"the command as run: {d['command']}")
-        src = write(tmp, "from-page.json", d)
+        src = write_json(tmp, "from-page.json", d)
         report(env, src)
         dom, _ = open_page(page)
         check_bars(dom, d["labels"], "launch")
@@ -283,7 +282,7 @@ def test_html_four_ranks(env):
         for lab in d2["labels"]:
             if lab["label"] == "allreduce":
                 lab["gpu_ns"] *= 3
-        write(tmp, "p.2.json", d2)
+        write_json(tmp, "p.2.json", d2)
         sums = {str(json.load(open(f))["rank"]): json.load(open(f)) for f in files}
         page = os.path.join(tmp, "ranks.html")
         report(env, "--html", "-o", page, *files)
@@ -321,7 +320,7 @@ def test_html_windows(env):
     rows = [{"prefill": (3, 100, 5000 * (w + 1)), "decode": (9, 300, 2000 * (4 - w)),
              "allreduce": (2, 50, 700 * w)} for w in range(4)]
     with tempfile.TemporaryDirectory() as tmp:
-        files = [write(tmp, f"w.{w}.json", crafted(r, gpu=True, window=w + 1))
+        files = [write_json(tmp, f"w.{w}.json", crafted(r, gpu=True, window=w + 1))
                  for w, r in enumerate(rows)]
         page = os.path.join(tmp, "windows.html")
         report(env, "--html", "-o", page, *files)
@@ -349,7 +348,7 @@ def test_html_diff(env):
     b["contexts"] = [ctx(["step", "attn"], "attn", 10, 9000), ctx(["step"], "gemm", 10, 10500),
                      ctx([], "norm", 5, 200), ctx(["other"], "norm", 5, 100)]
     with tempfile.TemporaryDirectory() as tmp:
-        fa, fb = write(tmp, "a.json", a), write(tmp, "b.json", b)
+        fa, fb = write_json(tmp, "a.json", a), write_json(tmp, "b.json", b)
         page = os.path.join(tmp, "diff.html")
         report(env, "--html", "--diff", fa, fb, "--threshold", "10", "-o", page, rc=1)
         dom, _ = open_page(page)
@@ -387,7 +386,7 @@ def test_html_hostile_label(env):
             d["contexts"] = [{"context": ["constructor", "__proto__"], "label": n, "launches": 3,
                               "gpu_kernels": 3, "gpu_ns": 500 * (i + 1) + 7 * rank, "cpu_ns": 100}
                              for i, n in enumerate(names)]
-            files.append(write(tmp, f"h.{rank}.json", d))
+            files.append(write_json(tmp, f"h.{rank}.json", d))
         page = os.path.join(tmp, "h.html")
         report(env, "--html", "-o", page, *files)
         merged = page_data(page)["summary"]
@@ -426,7 +425,7 @@ def test_html_big_summary_renders(env):
     draw."""
     with tempfile.TemporaryDirectory() as tmp:
         d = big_summary()
-        f = write(tmp, "big.json", d)
+        f = write_json(tmp, "big.json", d)
         page = os.path.join(tmp, "big.html")
         report(env, "--html", "-o", page, f)
         # The fastest of up to 3 openings, as the benches keep their fastest run: a shared

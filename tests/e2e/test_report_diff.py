@@ -10,7 +10,7 @@ import shutil
 import subprocess
 import tempfile
 
-from harness import check, scenario
+from harness import check, scenario, write_json
 from test_profile import launcher
 
 S = 1000 * 1000 * 1000
@@ -41,12 +41,6 @@ def summary(rows, pid=1, length=S, gpu=False, table=None, rank=None, window=None
     return d
 
 
-def write(tmp, name, d):
-    path = os.path.join(tmp, name)
-    with open(path, "w") as f:
-        json.dump(d, f)
-    return path
-
 
 def diff(env, *args):
     p = subprocess.run([launcher(env), "report", "--diff", *args], capture_output=True,
@@ -63,9 +57,9 @@ def table(out):
 @scenario
 def test_report_diff_exact(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
-    a = write(tmp, "a.json", summary({"matmul": (100, 1000000, 0), "norm": (50, 100000, 0),
+    a = write_json(tmp, "a.json", summary({"matmul": (100, 1000000, 0), "norm": (50, 100000, 0),
                                       "gone": (5, 5000, 0)}))
-    b = write(tmp, "b.json", summary({"matmul": (100, 1500000, 0), "norm": (50, 90000, 0),
+    b = write_json(tmp, "b.json", summary({"matmul": (100, 1500000, 0), "norm": (50, 90000, 0),
                                       "new": (10, 20000, 0)}))
     rc, out, err = diff(env, a, b)
     check(rc == 0 and err == "", f"{rc} {err}")
@@ -92,10 +86,10 @@ def test_report_diff_exact(env):
     check(rc == 0, f"{rc} {err}")
     # sets: a directory, a glob, a list: two processes on each side, merged
     os.mkdir(os.path.join(tmp, "A"))
-    write(tmp, "A/1.json", summary({"matmul": (100, 1000000, 0)}, pid=1))
-    write(tmp, "A/2.json", summary({"matmul": (100, 1000000, 0)}, pid=2))
-    b1 = write(tmp, "b1.json", summary({"matmul": (100, 1200000, 0)}, pid=3))
-    b2 = write(tmp, "b2.json", summary({"matmul": (100, 1200000, 0)}, pid=4))
+    write_json(tmp, "A/1.json", summary({"matmul": (100, 1000000, 0)}, pid=1))
+    write_json(tmp, "A/2.json", summary({"matmul": (100, 1000000, 0)}, pid=2))
+    b1 = write_json(tmp, "b1.json", summary({"matmul": (100, 1200000, 0)}, pid=3))
+    b2 = write_json(tmp, "b2.json", summary({"matmul": (100, 1200000, 0)}, pid=4))
     for side_b in (f"{b1},{b2}", os.path.join(tmp, "b[12].json")):
         rc, out, err = diff(env, os.path.join(tmp, "A"), side_b)
         check(rc == 0 and err == "" and table(out)["matmul"][:2] == ["200", "200"] and
@@ -107,7 +101,7 @@ def test_report_diff_exact(env):
 def test_report_diff_warnings(env):
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
     base = {"matmul": (100, 1000000, 400000)}
-    a = write(tmp, "a.json", summary(base, gpu=True, table="00000000000000aa", rank="0"))
+    a = write_json(tmp, "a.json", summary(base, gpu=True, table="00000000000000aa", rank="0"))
     cases = [
         ("processes", [summary(base, pid=7, gpu=True, table="00000000000000aa", rank="0"),
                        summary(base, pid=8, gpu=True, table="00000000000000aa", rank="0")],
@@ -123,7 +117,7 @@ def test_report_diff_warnings(env):
          r"windows of different length \(A 1.00 s, B 4.00 s\): comparing per second"),
     ]
     for why, ds, warning in cases:
-        paths = [write(tmp, f"{why}{i}.json", d) for i, d in enumerate(ds)]
+        paths = [write_json(tmp, f"{why}{i}.json", d) for i, d in enumerate(ds)]
         rc, out, err = diff(env, a, ",".join(paths))
         check(rc == 0 and re.search(r"^nvtxcorr: warn: --diff: " + warning, err, re.M),
               f"{why}: {rc} {err}")
@@ -164,7 +158,7 @@ def test_report_diff_summary_fields(env):
     check(rc == 0 and "label tables" not in err and "ranks" not in err and "GPUs" not in err,
           err)
     check(out[0]["gpus"] == ["nvtxcorr fake device"], f"gpus {out[0]['gpus']}")  # fake driver
-    other = write(tmp, "h200.json", dict(out[1], gpus=["NVIDIA H200", "NVIDIA H200"]))
+    other = write_json(tmp, "h200.json", dict(out[1], gpus=["NVIDIA H200", "NVIDIA H200"]))
     rc, _, err = diff(env, os.path.join(tmp, "p0.json"), other)
     check(rc == 0 and "different GPUs" in err, err)
     shutil.rmtree(tmp)
@@ -180,10 +174,10 @@ def test_report_diff_by_context(env):
                           "gpu_ns": g, "cpu_ns": n * 10} for c, lab, n, g in ctx_rows]
         return d
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
-    a = write(tmp, "a.json", with_contexts({"matmul": (4, 40, 400)},
+    a = write_json(tmp, "a.json", with_contexts({"matmul": (4, 40, 400)},
                                            [(["layers.0", "attn"], "matmul", 2, 100),
                                             (["layers.0", "mlp"], "matmul", 2, 300)]))
-    b = write(tmp, "b.json", with_contexts({"matmul": (4, 40, 700)},
+    b = write_json(tmp, "b.json", with_contexts({"matmul": (4, 40, 700)},
                                            [(["layers.0", "attn"], "matmul", 2, 100),
                                             (["layers.0", "mlp"], "matmul", 2, 600)]))
     rc, out, err = diff(env, "--by", "context", a, b)
@@ -211,9 +205,9 @@ def hostile_sides(env, variants):
     """Each variant (name, summary) against a good summary, alone and beside the good one:
     one error, left out; exit status 2; beside the good one, the good ones still compared."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
-    a = write(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
+    a = write_json(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
     for name, d in variants:
-        bad = write(tmp, f"{name}.json", d)
+        bad = write_json(tmp, f"{name}.json", d)
         rc, out, err = diff(env, a, bad)
         one_error_each(err, [bad])
         check(rc == 2 and out == "", f"{name}: rc {rc}: {out}")
@@ -245,8 +239,8 @@ def test_report_diff_huge_integers(env):
                                   window={"index": 1, "start_ns": 0, "end_ns": 10 ** 400}))])
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-diff-")
     top = (1 << 64) - 1
-    a = write(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
-    b = write(tmp, "b.json", dict(summary({"matmul": (100, top, 0)}, length=top - 10 * S)))
+    a = write_json(tmp, "a.json", summary({"matmul": (100, 1000000, 0)}))
+    b = write_json(tmp, "b.json", dict(summary({"matmul": (100, top, 0)}, length=top - 10 * S)))
     rc, out, err = diff(env, a, b, "--threshold", "5")
     check(rc == 1 and "Traceback" not in err and "matmul is" in err, f"rc {rc}: {err}{out}")
     shutil.rmtree(tmp)

@@ -113,38 +113,37 @@ def cmd_report(args, files):
 def write_html(args, files):
     """--html: the page of every view (nvtxcorr/html) in -o, default report.html; its path on
     stdout."""
-    import os
     from nvtxcorr.html import page
     from nvtxcorr.schema import load_all
-    from nvtxcorr.stat import output_problem, write_output
     summaries, bad = load_all(files)
     if not summaries:
         if not bad:
             say("error", "no summary given")
         return 1
-    path = args.get("output") or "report.html"
-    why = output_problem(path, args.get("force")) or write_output(path, page(summaries),
-                                                                  args.get("force"))
-    if why:
-        say("error", f"{path}: {why}")
+    if not write_page(args, page(summaries)):
         return 1
-    if path != "-":
-        print(os.path.abspath(path))
     return 1 if bad else 0
 
 
 def html_diff(args, data):
     """--diff --html: the diff's page in -o (default report.html); 1 when a label is slower
     past --threshold, as the text diff."""
-    import os
     from nvtxcorr.html import page
+    if not write_page(args, page(diff=data)):
+        return 2
+    return 1 if data["slower"] else 0
+
+
+def write_page(args, html):
+    """The page into -o (default report.html), its path on stdout; False, said, when it could
+    not be written."""
+    import os
     from nvtxcorr.stat import output_problem, write_output
     path = args.get("output") or "report.html"
-    why = output_problem(path, args.get("force")) or write_output(path, page(diff=data),
-                                                                  args.get("force"))
+    why = output_problem(path, args.get("force")) or write_output(path, html, args.get("force"))
     if why:
         say("error", f"{path}: {why}")
-        return 2
+        return False
     if path != "-":
         print(os.path.abspath(path))
-    return 1 if data["slower"] else 0
+    return True
