@@ -1,5 +1,6 @@
 /* This process's facts, which every output carries (process.h), and its helper threads. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
@@ -51,4 +52,14 @@ int nvtxcorr_prof_helper_thread(void *(*fn)(void *))
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return err;
+}
+
+size_t nvtxcorr_prof_cmdline(char *buf, size_t size)
+{
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+    if (fd >= 0) close(fd);
+    n = n > 0 ? n : 0;
+    buf[n] = 0;
+    return (size_t)n;
 }

@@ -17,6 +17,9 @@ extern prof_process_t nvtxcorr_prof_process;
 int nvtxcorr_prof_expand(const char *pattern, char *out, size_t size);
 /* This process's facts, at start-up and in a forked child (its pid, start, output paths). */
 void nvtxcorr_prof_facts_reset(void);
+/* The program's command line (/proc/self/cmdline: its arguments, each NUL-terminated) into buf,
+ * NUL-terminated; its length, 0 when it cannot be read. Async-signal-safe. */
+size_t nvtxcorr_prof_cmdline(char *buf, size_t size);
 /* fn on a detached thread that blocks every signal (0, or pthread_create's error): window.c's
  * helper and trace_writer.c's writer. */
 int nvtxcorr_prof_helper_thread(void *(*fn)(void *));

@@ -17,7 +17,6 @@
  * Everything here may run in a signal handler at exit: static state, out.c's writer, and a
  * flag that lets only one writer in (a stuck helper and the exit never share the buffers). */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -25,13 +24,14 @@
 #include "core/config.h"
 #include "labels/utf8.h"
 #include "metrics.h"
+#include "profile/base/histogram.h"
 #include "profile/base/out.h"
 #include "profile/base/process.h"
+#include "profile/counting/launch.h"
 #include "profile/counting/stats.h"
 #include "profile/counting/windows.h"
 #include "profile/gpu/gpu.h"
 #include "summary.h"
-
 typedef prof_metrics_series_t series_t;
 
 /* The run's GPU sums with windows (added window by window), by label id below the bound. */
@@ -169,10 +169,7 @@ static void make_common(void)
 {
     static char cmd[4096];
     char num[24], *base = cmd;
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
-    if (fd >= 0) close(fd);
-    cmd[n > 0 ? n : 0] = 0;
+    nvtxcorr_prof_cmdline(cmd, sizeof cmd); /* the program: its first argument */
     for (char *p = cmd; *p; p++)
         if (*p == '/' && p[1]) base = p + 1;
     if (strlen(base) > 64) base[64] = 0; /* short: a series label, not an identity */

@@ -1,10 +1,8 @@
 /* The summary as JSON, the stable interface (docs/profile.md): the process's facts and totals,
  * then one array per section, each record an object of its text keys and the fields of
  * summary.h's tables. Same constraints as summary.c: may run in a signal handler. */
-#include <fcntl.h>
 #include <string.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 #include "context/context.h"
 #include "core/config.h"
 #include "profile/base/clock.h"
@@ -15,21 +13,18 @@
 #include "profile/counting/context_stats.h"
 #include "profile/gpu/cupti.h"
 #include "profile/gpu/gpu.h"
-#include "summary.h"
+#include "summary_writer.h"
 static char cmdline[32768];
 static uint32_t records; /* in the section being written */
 
 static void command(prof_out_t *o)
 {
-    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, cmdline, sizeof cmdline - 1) : -1;
-    if (fd >= 0) close(fd);
+    size_t n = nvtxcorr_prof_cmdline(cmdline, sizeof cmdline);
     nvtxcorr_out_str(o, "[");
-    for (ssize_t i = 0; n > 0 && i < n;) {
-        cmdline[n] = 0;
+    for (size_t i = 0; i < n;) {
         if (i) nvtxcorr_out_str(o, ", ");
         nvtxcorr_out_json(o, cmdline + i);
-        i += (ssize_t)strlen(cmdline + i) + 1;
+        i += strlen(cmdline + i) + 1;
     }
     nvtxcorr_out_str(o, "]");
 }
