@@ -1,5 +1,6 @@
 /* nvtxcorr-tool: the `nvtxcorr check`, `explain`, `doctor` (src/cli/doctor.c) and `--version`
- * commands (the nvtxcorr launcher script execs this binary with the subcommand). Both load a label
+ * commands (the front end, bin/nvtxcorr, execs this binary with the subcommand), and `render`
+ * (render.c: a summary's JSON drawn by the library's own writer). Both load a label
  * table through the same parser and matcher the preload library uses, so what `check` accepts is
  * exactly what a profiled process will load, and `explain` shows the label a kernel will get. Exit
  * status: 0 success, 1 the table has errors, 2 usage error. */
@@ -10,7 +11,6 @@
 
 #include "doctor.h"
 #include "render.h"
-#include "core/window_spec.h"
 #include "labels.h"
 #include "names.h"
 
@@ -284,23 +284,6 @@ int main(int argc, char **argv)
         }
     if (strcmp(argv[1], "doctor") == 0) return nvtxcorr_doctor(argc - 1, argv + 1);
     if (strcmp(argv[1], "render") == 0) return nvtxcorr_render(argc - 1, argv + 1);
-    if (strcmp(argv[1], "check-window") == 0) { /* the launcher's --window, before the run */
-        nvtxcorr_window_spec_t spec;
-        char why[320];
-        if (argc != 3) return usage("check-window needs one NVTXCORR_WINDOW value");
-        if (nvtxcorr_window_spec(argv[2], &spec, why, sizeof why) != 0) {
-            fprintf(stderr, "%s\n", why); /* the launcher says the rest */
-            return 2;
-        }
-        /* The signal a `signal` window toggles on, from the environment the run will have. */
-        const char *sig = getenv("NVTXCORR_WINDOW_SIGNAL");
-        if (spec.kind == NVTXCORR_WINDOW_SIGNAL && sig && *sig &&
-            nvtxcorr_window_signal(sig, why, sizeof why) < 0) {
-            fprintf(stderr, "NVTXCORR_WINDOW_SIGNAL=%s: %s\n", sig, why);
-            return 2;
-        }
-        return 0;
-    }
     rest = calloc((size_t)argc, sizeof(*rest));
     if (!rest) return 1;
     for (int i = 2; i < argc; i++) {

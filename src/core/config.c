@@ -123,7 +123,7 @@ static void parse_window_signal(nvtxcorr_config_t *c, const char *name, const ch
     int sig = nvtxcorr_window_signal(v, why, sizeof why);
     if (sig > 0) {
         c->window_signal = sig;
-    } else { /* the launcher's check-window refuses the same value before the run */
+    } else { /* the front end (bin/nvtxcorr) refuses the same value before the run */
         int signal_windows = c->window_kind == NVTXCORR_WINDOW_SIGNAL;
         nvtxcorr_log(NVTXCORR_LOG_ERROR, "%s=%s: %s; %s", name, v, why,
                      signal_windows ? "no windows (one summary for the whole run)" : "ignored");

@@ -1,6 +1,6 @@
 /* The NVTXCORR_WINDOW and NVTXCORR_WINDOW_SIGNAL values' grammar, apart from config.c so that
- * the launcher checks a value with the very parser the library uses (nvtxcorr-tool
- * check-window) before a long run. No state, no allocation. */
+ * the front end checks a value with the very parser the library uses (src/cli/launch.c)
+ * before a long run. No state, no allocation. */
 #define _GNU_SOURCE
 #include "window_spec.h"
 #include <math.h>

@@ -195,7 +195,7 @@ def test_windows_signal_unusable(env):
 def test_windows_launcher_option(env):
     # --window: a bad value, no --profile, or a signal window on a signal it cannot use (in
     # NVTXCORR_WINDOW_SIGNAL) stops before the command runs (the library's own parser, through
-    # nvtxcorr-tool check-window); a good one gives one summary a window.
+    # in the front end); a good one gives one summary a window.
     from test_launcher_checks import marker_command, not_run, nvtxcorr
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-windows-")
     out = os.path.join(tmp, "w.%w.json")

@@ -1,7 +1,7 @@
-"""nvtxcorr's command line and report (docs/design.md, Front end). Installed from a wheel, the
-CMake install tree lives inside this package too (bin/nvtxcorr, lib/libnvtxcorr.so,
-libexec/nvtxcorr/nvtxcorr-tool, share/nvtxcorr/labels). Kept small: the launcher imports it
-on every run."""
+"""nvtxcorr's stat and report (docs/design.md, Front end). Installed from a wheel, the CMake
+install tree lives inside this package too (bin/nvtxcorr, the front end; lib/libnvtxcorr.so,
+libexec/nvtxcorr/nvtxcorr-tool, share/nvtxcorr/labels). Kept small: stat and report import it
+first."""
 import os
 import sys
 
@@ -9,7 +9,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCHER = os.path.join(HERE, "bin", "nvtxcorr")
 LIBRARY = os.path.join(HERE, "lib", "libnvtxcorr.so")
 LABELS = os.path.join(HERE, "share", "nvtxcorr", "labels")
-TOOL = None  # nvtxcorr-tool, as cli.main found it: render.py draws the text tables with it
+FRONT = None  # bin/nvtxcorr, which ran cli.main: stat runs its command through it
+TOOL = None  # nvtxcorr-tool, as the front end found it: render.py draws the text tables with it
 
 
 def say(level, msg):

@@ -1,13 +1,16 @@
-"""`nvtxcorr ...` and `python -m nvtxcorr ...` of the wheel: the command line (cli.main), with
-this package's bin/ as the launcher's directory, where the install tree's parts are found."""
+"""`nvtxcorr ...` and `python -m nvtxcorr ...` of the wheel: the front end, this package's
+bin/nvtxcorr (a C program: docs/design.md, Front end), exec'd with the arguments."""
 import os
 import sys
 
 
 def main():
-    from nvtxcorr import HERE
-    from nvtxcorr.cli import main as cli_main
-    cli_main(os.path.join(HERE, "bin"), sys.argv[1:], sys.argv[0])
+    from nvtxcorr import LAUNCHER
+    sys.stdout.flush()
+    try:
+        os.execv(LAUNCHER, [LAUNCHER] + sys.argv[1:])
+    except OSError as e:
+        sys.exit(f"nvtxcorr: error: {LAUNCHER}: {e.strerror} (the wheel's front end)")
 
 
 if __name__ == "__main__":

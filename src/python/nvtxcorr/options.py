@@ -7,6 +7,8 @@ A command is "run" (nvtxcorr [options] command: the program with the library pre
 error naming the command that does. Values are checked here, as they are parsed, so a typo
 stops the launcher before the program starts (a profiled run can take an hour)."""
 
+import json
+
 RUN, STAT, REPORT = "run", "stat", "report"
 BOTH = (RUN, STAT)
 
@@ -56,7 +58,7 @@ def _choice(*choices, fold=False):
         if (text.lower() if fold else text) in choices or (fold and text == ""):
             return text
         raise ValueError(f"must be one of {', '.join(choices)}, not '{text}'")
-    check.choices = choices
+    check.choices, check.fold = choices, fold
     return check
 
 
@@ -161,15 +163,17 @@ def unknown(arg, command):
                  command)
 
 
-def parse(command, argv, values=None, stop_at_program=True):
+def parse(command, argv, values=None, stop_at_program=True, passthrough=None):
     """(values, rest): the options of command taken from argv into values (dest -> value;
     flags True), and the arguments left. With stop_at_program the first word that is not an
     option (or `--`, dropped, values["forced"] then True) ends the options: the program and
-    its arguments are rest. Otherwise options and words may mix (report's files)."""
+    its arguments are rest. Otherwise options and words may mix (report's files). With a
+    passthrough list, the options nvtxcorr (RUN) takes too are appended to it as they were
+    given, their values unchecked: stat hands them to the front end, which checks them."""
     values = {} if values is None else values
     rest, i = [], 0
     while i < len(argv):
-        arg = argv[i]
+        start, arg = i, argv[i]
         i += 1
         if arg == "--":
             values["forced"] = True
@@ -196,7 +200,9 @@ def parse(command, argv, values=None, stop_at_program=True):
                 raise Usage(f"{name} needs a value", command)
             value = argv[i]
             i += 1
-        if opt.check is not None and value is not True:
+        if passthrough is not None and RUN in opt.commands and opt.dest != "help":
+            passthrough += argv[start:i]
+        elif opt.check is not None and value is not True:
             try:
                 value = opt.check(value)
             except ValueError as e:
@@ -258,6 +264,83 @@ def markdown_table():
     return "\n".join(out) + "\n"
 
 
-if __name__ == "__main__":  # python3 -m nvtxcorr.options: the table for docs/usage.md
+USAGE = """usage: nvtxcorr [options] [--] command [args...]   run command with NVTX ranges per launch
+       nvtxcorr stat [options] [--] command [args...]   run it in profile mode, print a table
+       nvtxcorr report [options] FILE.json...      merge profile summaries into one table
+       nvtxcorr check FILE|NAME...                 validate label tables
+       nvtxcorr explain FILE|NAME KERNEL...        the label each kernel name gets
+       nvtxcorr labels                             the label tables shipped with nvtxcorr
+       nvtxcorr doctor                             what nvtxcorr finds here (for bug reports)
+       nvtxcorr help [COMMAND] | version
+options:
+"""
+USAGE_TAIL = """Options take --opt VALUE or --opt=VALUE. A command word that is neither a program on PATH
+nor a path is an error; `--` makes the next word the program even when it is a command name.
+"""
+USAGE_STAT = """usage: nvtxcorr stat [options] [--] command [args...]
+Runs the command in profile mode and prints one table for all its processes on stderr when it
+ends; the exit status is the command's (128+N after signal N). See docs/profile.md.
+"""
+USAGE_REPORT = """usage: nvtxcorr report [options] FILE.json...
+Merges profile summaries (NVTXCORR_PROFILE=....%p.json, stat -o) into one table on stdout;
+--by rank takes the ranks from the summaries (and from Kineto traces given beside them).
+See docs/profile.md.
+"""
+USAGE_LABELS = """usage: nvtxcorr labels
+Lists the label tables shipped with nvtxcorr and where they are; `--labels NAME`, `nvtxcorr
+check NAME` and `nvtxcorr explain NAME ...` take a table by its NAME.
+"""
+
+
+def usage(command=RUN):
+    """A command's help: its text and its options' lines."""
+    if command == STAT:
+        return USAGE_STAT + option_lines(STAT)
+    if command == REPORT:
+        return USAGE_REPORT + option_lines(REPORT)
+    return USAGE + option_lines(RUN) + USAGE_TAIL
+
+
+def c_string(text):
+    assert text.isascii(), text
+    return json.dumps(text)
+
+
+def c_source():
+    """The front end's copy of the declaration (src/cli/options.h), generated at build time:
+    each option's names, value, commands and the check of its value where nvtxcorr (the
+    command RUN) takes it, the message for one it does not take, and the help texts."""
+    bits = {RUN: 1, STAT: 2, REPORT: 4}
+    out = ["/* Generated from src/python/nvtxcorr/options.py by `python3 options.py --c`: the",
+           " * front end's copy of the one declaration of the command line. Do not edit. */",
+           '#include "options.h"', "", "const struct nvtxcorr_option nvtxcorr_options[] = {"]
+    for o in OPTIONS:
+        names = list(o.names) + [None] * (2 - len(o.names))
+        check = o.check
+        if RUN in o.commands and (o.group or check is not None and
+                                  not hasattr(check, "choices")):
+            raise SystemExit(f"{o.names[-1]}: the front end checks choices only, no groups")
+        choices = getattr(check, "choices", None) if RUN in o.commands else None
+        wrong = [None if RUN in o.commands or n is None else wrong_command(n, RUN)
+                 for n in names]
+        fields = [
+            "{" + ", ".join(c_string(n) if n else "NULL" for n in names) + "}",
+            c_string(o.metavar) if o.metavar else "NULL",
+            f"{sum(bits[c] for c in o.commands)}u",
+            c_string(o.dest),
+            "{" + ", ".join([c_string(x) for x in choices or ()] + ["NULL"]) + "}",
+            "1" if getattr(check, "fold", False) else "0",
+            "{" + ", ".join(c_string(w) if w else "NULL" for w in wrong) + "}",
+        ]
+        out.append("    {" + ", ".join(fields) + "},")
+    out += ["};", f"const int nvtxcorr_option_count = {len(OPTIONS)};"]
+    for name, text in (("run", usage(RUN)), ("stat", usage(STAT)), ("report", usage(REPORT)),
+                       ("labels", USAGE_LABELS)):
+        out.append(f"const char nvtxcorr_usage_{name}[] = {c_string(text)};")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    # python3 -m nvtxcorr.options: the table for docs/usage.md; --c: the front end's copy.
     import sys
-    sys.stdout.write(markdown_table())
+    sys.stdout.write(c_source() if sys.argv[1:] == ["--c"] else markdown_table())

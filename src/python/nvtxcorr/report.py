@@ -36,7 +36,7 @@ def main(argv):
     if args.pop("forced", None):
         pass
     if args.get("help"):
-        from nvtxcorr.cli import usage
+        from nvtxcorr.options import usage
         sys.stdout.write(usage(REPORT))
         return 0
     check_args(args, files)

@@ -79,9 +79,21 @@ def write_output(path, text, force):
 
 
 
-def check_stat(values, removals):
+def probe_directory(option, path, d):
+    """Whether a file can be created in d, tried (access() says yes to root for /proc)."""
+    probe = os.path.join(d, f".nvtxcorr-probe-{os.getpid()}")
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
+    except OSError as e:
+        fail(2, f"{option} {path}: cannot create a file in {d}: {e.strerror}; the command was "
+                "not run")
+
+
+def check_stat(values):
     """stat's own checks, before anything runs: -o (its path absolute), --format, --window.
-    An existing -o that -f replaces is replaced when the new one is written (write_output)."""
+    An existing -o that -f replaces is replaced when the new one is written (write_output);
+    the front end checks the rest before it starts the command."""
     output = values.get("output")
     if output == "":
         fail(2, f"-o needs a file name (- for stdout)")
@@ -106,24 +118,25 @@ def check_stat(values, removals):
         why = output_problem(output, values.get("force"))
         if why:
             fail(2, f"{output}: {why}; the command was not run")
-        from nvtxcorr.cli import probe_directory
         if output != "-":
             probe_directory("-o", output, os.path.dirname(output))
     return output
 
 
-def cmd_stat(values, cmd, library, env, output, removals):
+def cmd_stat(values, passthrough, cmd):
+    """values: stat's options; passthrough: those the front end takes too, as given (it checks
+    them); cmd: the command."""
+    output = check_stat(values)
+    env = dict(os.environ)
     if env.get("NVTXCORR_PROFILE"):
         # An outer launcher's (nvtxcorr --profile ... -- script that runs nvtxcorr stat), or
         # one set by hand: stat's own wins for its command, as in the launcher (docs/usage.md).
-        say("warn", f"stat replaces NVTXCORR_PROFILE={env['NVTXCORR_PROFILE']}, set "
+        say("warn", f"stat replaces NVTXCORR_PROFILE={env.pop('NVTXCORR_PROFILE')}, set "
             "outside this nvtxcorr (by an nvtxcorr --profile around it?), for this command and "
             "its children: their summaries are only in stat's table (-o FILE keeps it)")
-    from nvtxcorr.launch import remove
-    remove(removals)
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-stat-")
     try:
-        return run_stat(values, cmd, library, env, output, tmp)
+        return run_stat(values, passthrough, cmd, env, output, tmp)
     finally:
         # Also when the command cannot start or the output cannot be written: the directory
         # goes, unless a summary is still in it (never deleted behind the user's back).
@@ -133,35 +146,44 @@ def cmd_stat(values, cmd, library, env, output, removals):
             pass
 
 
-def start(cmd, env):
-    """The command, started with the terminal's Ctrl-C reaching it directly; TERM and HUP
-    sent to stat are passed on."""
+def start(argv, env):
+    """The front end running the command, with the terminal's Ctrl-C reaching it directly;
+    TERM and HUP sent to stat are passed on. (child, None) once the command started, or
+    (child, status) when the front end refused to run it (its message said why): it writes
+    its exit status to NVTXCORR_LAUNCH_FD, which closes unwritten when the command starts."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    child = subprocess.Popen(cmd, env=env, restore_signals=True,
-                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    r, w = os.pipe()
+    env["NVTXCORR_LAUNCH_FD"] = str(w)
+    try:
+        child = subprocess.Popen(argv, env=env, restore_signals=True, pass_fds=(w,),
+                                 preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    finally:
+        os.close(w)
     for sig in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(sig, lambda s, _f: child.send_signal(s))
-    return child
+    with os.fdopen(r, "rb") as f:
+        refused = f.read(1)
+    return child, refused[0] if refused else None
 
 
-def run_stat(values, cmd, library, env, output, tmp):
+def run_stat(values, passthrough, cmd, env, output, tmp):
+    from nvtxcorr import FRONT
     from nvtxcorr.schema import load_all
-    env["LD_PRELOAD"] = library + (":" + env["LD_PRELOAD"] if env.get("LD_PRELOAD") else "")
-    env["NVTXCORR"] = "1"
     windows = "window" in values
-    env["NVTXCORR_PROFILE"] = os.path.join(tmp, "summary.%p.%w.json" if windows else
-                                           "summary.%p.json")
+    profile = os.path.join(tmp, "summary.%p.%w.json" if windows else "summary.%p.json")
     # Program context (docs/profile.md, Context): the library is the program's NVTX tool
     # unless one is already named (Nsight's wins; the library then says there is no context).
     env.setdefault("NVTXCORR_CONTEXT", "nvtx")
-    if env["NVTXCORR_CONTEXT"] == "nvtx" and not env.get("NVTX_INJECTION64_PATH"):
-        env["NVTX_INJECTION64_PATH"] = library
+    argv = [FRONT] + passthrough + ["--profile", profile] + \
+        (["--"] if values.get("forced") else []) + cmd
     try:
-        child = start(cmd, env)
+        child, refused = start(argv, env)
     except OSError as e:
-        say("error", f"{cmd[0]}: {e.strerror}")
-        return 127 if isinstance(e, FileNotFoundError) else 126
+        say("error", f"{FRONT}: {e.strerror}")
+        return 2
     rc = child.wait()
+    if refused is not None:
+        return refused
     status = 128 - rc if rc < 0 else rc
     killed = signal.Signals(-rc).name if rc < 0 and -rc in signal.valid_signals() else None
     why = " (out of memory? kill -9?)" if rc == -signal.SIGKILL else ""
@@ -179,7 +201,8 @@ def run_stat(values, cmd, library, env, output, tmp):
         print_tables(values, summaries)
         if output:
             failed = write_results(values, summaries, output, tmp, windows)
-        trace = env.get("NVTXCORR_TRACE")
+        trace = os.path.abspath(values["trace"]) if values.get("trace") else \
+            env.get("NVTXCORR_TRACE")
         if trace and "%" not in trace and not os.path.exists(trace):
             say("error", f"--trace {trace}: not written (the library's message above says why)")
             failed = True
