@@ -6,6 +6,7 @@ a closed pipe."""
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 from harness import Skip, check, scenario, unpreloadable, write_json
@@ -248,3 +249,93 @@ def test_frontend_one_renderer(env):
         r = plain(env, "report", "--format", "text", path)
         check(r.returncode == 0 and r.stdout == table,
               f"report's table differs from the exit table:\n{r.stdout}\n---\n{table}")
+
+
+def declaration():
+    """src/python/nvtxcorr/options.py: the one declaration both parsers read."""
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    sys.path.insert(0, os.path.join(root, "src", "python"))
+    from nvtxcorr import options
+    return options
+
+
+@scenario
+def test_frontend_c_and_python_read_one_declaration(env):
+    """The front end (C) parses nvtxcorr's options and prints every help; stat and report parse
+    theirs in Python. Both from options.py: every help text, every wrong-command message, every
+    checked value's message and the misspelling hint are the same as the Python parser's."""
+    options = declaration()
+    for command, words in ((options.RUN, ["help"]), (options.STAT, ["help", "stat"]),
+                           (options.REPORT, ["help", "report"]), (options.STAT, ["stat", "-h"]),
+                           (options.REPORT, ["report", "--help"]), (options.RUN, ["--help"])):
+        r = plain(env, *words)
+        check(r.returncode == 0 and r.stdout == options.usage(command),
+              f"{words}: rc {r.returncode}, not options.usage({command}): {r.stdout}{r.stderr}")
+    r = plain(env, "labels", "--help")
+    check(r.stdout == options.USAGE_LABELS, r.stdout)
+
+    def python_says(argv):
+        try:
+            options.parse(options.RUN, argv)
+        except options.Usage as e:
+            return f"nvtxcorr: error: {e}\n"
+        return None
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cases = [["--lables", "x"], ["--no-graph-mark"], ["--log=verbose"], ["--log"],
+                 ["--keep-going=yes"]]
+        for o in options.OPTIONS:
+            for name in o.names:
+                cases.append([name] + (["bogus"] if o.metavar else []))
+        for argv in cases:
+            expected = python_says(argv + marker_command(tmp))
+            if expected is None:
+                continue
+            r = plain(env, *argv, *marker_command(tmp))
+            check(r.returncode == 2 and r.stderr == expected and
+                  not os.path.exists(os.path.join(tmp, "ran")),
+                  f"{argv}: rc {r.returncode}: the front end says {r.stderr!r}, the "
+                  f"declaration's parser {expected!r}")
+
+
+@scenario
+def test_frontend_runs_the_program_itself(env):
+    """nvtxcorr -- command: the front end is a program, not an interpreter's script, and the
+    command is exec'd in its process (the pid nsys or ncu started)."""
+    with open(launcher(env), "rb") as f:
+        check(f.read(4) == b"\x7fELF", f"{launcher(env)} is not an ELF program")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
+    p = subprocess.Popen([launcher(env), "--", "sh", "-c", "echo $$"], stdout=subprocess.PIPE,
+                         text=True, env=e)
+    out = p.communicate()[0]
+    check(p.returncode == 0 and out.strip() == str(p.pid), f"pid {p.pid}, the command's {out}")
+
+
+@scenario
+def test_frontend_stat_tells_a_refused_run_from_the_command_status(env):
+    """stat runs its command through the front end: a run the front end refuses is its status
+    and its one message, a command that ran and failed is the command's status with stat's
+    table (here: its note that there is no summary); the command gets neither the launch fd
+    nor its variable."""
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
+    with tempfile.TemporaryDirectory() as tmp:
+        for args, rc in ((["--log", "bogus", "--", "true"], 2), (["--", "nosuch-program"], 127),
+                         (["--trace", "/nonexistent/t.json", "--", "true"], 2)):
+            r = plain(env, "stat", "--library", env.lib, *args)
+            lines = r.stderr.splitlines()
+            check(r.returncode == rc and len(lines) == 1 and
+                  lines[0].startswith("nvtxcorr: error: "), f"{args}: rc {r.returncode}: "
+                  f"{r.stderr}")
+        r = plain(env, "stat", "--library", env.lib, "--", "sh", "-c", "exit 3")
+        check(r.returncode == 3 and "no summary" in r.stderr, f"rc {r.returncode}: {r.stderr}")
+        out = os.path.join(tmp, "seen")
+        # listdir's own fd is 3; the file is opened after it
+        show = ("import os, sys; seen = repr((sorted(os.listdir('/proc/self/fd')), "
+                "'NVTXCORR_LAUNCH_FD' in os.environ)); open(sys.argv[1], 'w').write(seen)")
+        r = subprocess.run([launcher(env), "stat", "--library", env.lib, "--", sys.executable,
+                            "-c", show, out], capture_output=True, text=True, env=e,
+                           stdin=subprocess.DEVNULL)
+        with open(out) as f:
+            fds, variable = eval(f.read())
+        check(r.returncode == 0 and fds == ["0", "1", "2", "3"] and not variable,
+              f"rc {r.returncode}: the command's fds {fds}, variable {variable}: {r.stderr}")
