@@ -77,3 +77,23 @@ def test_one_of_a_group():
 def test_closest():
     assert options.closest("reprot", ["report", "stat"]) == "report"
     assert options.closest("xyz", ["report", "stat"]) is None
+
+
+def test_stat_hands_the_front_ends_options_on_as_given():
+    passthrough = []
+    values, rest = parse(STAT, ["--log=verbose", "-o", "x.json", "--trace", "t.json", "-f",
+                                "--", "prog"], passthrough=passthrough)
+    # --log's value is the front end's to check (it says the same: test_frontend.py)
+    assert passthrough == ["--log=verbose", "--trace", "t.json", "-f"]
+    assert values["output"] == "x.json" and values["force"] and rest == ["prog"]
+
+
+def test_front_ends_table_is_the_declaration():
+    source = options.c_source()
+    rows = re.findall(r"^    \{\{(.*?)\}, ", source, re.M)
+    assert len(rows) == len(options.OPTIONS)
+    for row, o in zip(rows, options.OPTIONS):
+        assert row.split(", ")[0] == f'"{o.names[0]}"'
+    for name in ("run", "stat", "report", "labels"):
+        assert f"const char nvtxcorr_usage_{name}[]" in source
+    assert '"--top is for nvtxcorr stat (nvtxcorr help stat)"' in source
