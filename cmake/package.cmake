@@ -1,7 +1,7 @@
 # Documentation in the install tree, and the .deb and .tar.gz made from that same tree by
 # CPack (`cpack -G "DEB;TGZ"` in the build directory). The .deb installs under /usr: the
-# launcher finds ../lib/libnvtxcorr.so, ../libexec/nvtxcorr/nvtxcorr-tool and the Python package
-# in ../libexec/nvtxcorr/python next to itself.
+# front end (bin/nvtxcorr) finds ../lib/libnvtxcorr.so, ../libexec/nvtxcorr/nvtxcorr-tool and
+# the Python package in ../libexec/nvtxcorr/python next to itself.
 install(FILES README.md LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 # The licence as Debian policy wants it (a machine-readable copyright file, whose License field
 # is the SPDX identifier), for the .deb and, the same tree, the .tar.gz.
@@ -40,7 +40,7 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # glibc 2.34: libnvtxcorr.so defines dlsym with the GLIBC_2.34 version to interpose it. Python
-# 3.8 (pyproject.toml's requires-python): the command line is the nvtxcorr Python package.
+# 3.8 (pyproject.toml's requires-python): nvtxcorr stat and report are the Python package.
 # e2e.deb-and-tgz proves the list against what the shipped files need (ldd, #! lines, dpkg -S).
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), python3 (>= 3.8)")
 include(CPack)
