@@ -222,13 +222,12 @@ static int list_tables(const nvtxcorr_front_t *f)
     int n;
 
     if (!f->tables[0])
-        nvtxcorr_front_fail(2, "no label tables found next to %s (share/nvtxcorr/labels)",
-                            f->self);
+        nvtxcorr_front_fail(2, "no label tables found next to %s (share/nvtxcorr/labels)", f->self);
     printf("label tables shipped with nvtxcorr (--labels NAME), in %s:\n", f->tables);
     n = scandir(f->tables, &names, conf_file, alphasort);
     for (int i = 0; i < n; i++) {
-        printf("  %-12.*s %s/%s\n", (int)strlen(names[i]->d_name) - 5, names[i]->d_name,
-               f->tables, names[i]->d_name);
+        printf("  %-12.*s %s/%s\n", (int)strlen(names[i]->d_name) - 5, names[i]->d_name, f->tables,
+               names[i]->d_name);
         free(names[i]);
     }
     free(names);
@@ -254,13 +253,15 @@ void nvtxcorr_front_exec_python(const nvtxcorr_front_t *f, char **argv)
     static const char code[] = "import sys; sys.path.insert(0, sys.argv[1])\n"
                                "from nvtxcorr.cli import main\n"
                                "main(sys.argv[2], sys.argv[3], sys.argv[4:])";
-    const char *py = NVTXCORR_PYTHON[0] && access(NVTXCORR_PYTHON, X_OK) == 0 ? NVTXCORR_PYTHON
-                                                                              : "python3";
+    const char *py =
+        NVTXCORR_PYTHON[0] && access(NVTXCORR_PYTHON, X_OK) == 0 ? NVTXCORR_PYTHON : "python3";
     int n = 0;
 
     if (!f->python[0])
-        nvtxcorr_front_fail(2, "the nvtxcorr Python package not found next to %s (build or "
-                               "install first)", f->self);
+        nvtxcorr_front_fail(2,
+                            "the nvtxcorr Python package not found next to %s (build or "
+                            "install first)",
+                            f->self);
     while (argv[n])
         n++;
     char **args = calloc((size_t)n + 9, sizeof(*args));
@@ -285,8 +286,7 @@ static int help_for(const nvtxcorr_front_t *f, const char *command)
         fputs(nvtxcorr_usage_report, stdout);
     else if (!strcmp(command, "labels"))
         fputs(nvtxcorr_usage_labels, stdout);
-    else if (!strcmp(command, "check") || !strcmp(command, "explain") ||
-             !strcmp(command, "doctor"))
+    else if (!strcmp(command, "check") || !strcmp(command, "explain") || !strcmp(command, "doctor"))
         nvtxcorr_front_exec_tool(f, (char *[]){NULL, (char *)command, "--help", NULL});
     else
         nvtxcorr_front_fail(2, "no command '%s' (nvtxcorr help lists them)", command);

@@ -35,8 +35,8 @@ typedef struct {
     char path[PATH_MAX];
 } removal_t;
 
-static const char *const commands[] = {"stat",    "report", "check", "explain",
-                                       "labels",  "doctor", "help",  "version"};
+static const char *const commands[] = {"stat",   "report", "check", "explain",
+                                       "labels", "doctor", "help",  "version"};
 
 static const char *get(const values_t *v, const char *dest)
 {
@@ -165,8 +165,7 @@ static void interpreter_problem(const char *path)
     if (!len) return;
     snprintf(interp, sizeof interp, "%.*s", (int)len, s);
     if (access(interp, F_OK) != 0)
-        nvtxcorr_front_fail(127, "%s: its interpreter %s (#! line) does not exist", path,
-                            interp);
+        nvtxcorr_front_fail(127, "%s: its interpreter %s (#! line) does not exist", path, interp);
 }
 
 static const char *which(const char *name, char *out)
@@ -197,13 +196,16 @@ static const char *check_program(const char *name, int forced, char *found)
     for (int i = 0; i < n; i++)
         command |= !strcmp(name, commands[i]);
     if (command && !forced && !path)
-        nvtxcorr_front_fail(2, "'%s' is a command of nvtxcorr: give it first (nvtxcorr %s ...), "
-                               "or -- %s for a program of that name", name, name, name);
+        nvtxcorr_front_fail(2,
+                            "'%s' is a command of nvtxcorr: give it first (nvtxcorr %s ...), "
+                            "or -- %s for a program of that name",
+                            name, name, name);
     if (!path) {
         const char *near = forced ? NULL : nvtxcorr_front_closest(name, commands, n);
         if (near)
-            nvtxcorr_front_fail(2, "'%s' is neither a command of nvtxcorr nor a program on "
-                                   "PATH; did you mean 'nvtxcorr %s'? (nvtxcorr help)",
+            nvtxcorr_front_fail(2,
+                                "'%s' is neither a command of nvtxcorr nor a program on "
+                                "PATH; did you mean 'nvtxcorr %s'? (nvtxcorr help)",
                                 name, near);
         nvtxcorr_front_fail(127, "%s: command not found", name);
     }
@@ -222,8 +224,7 @@ static void check_output(const char *option, const char *path, int force, remova
 
     if (!strchr(path, '%')) {
         if (is_dir(path))
-            nvtxcorr_front_fail(2, "%s %s: is a directory; the command was not run", option,
-                                path);
+            nvtxcorr_front_fail(2, "%s %s: is a directory; the command was not run", option, path);
         if (lstat(path, &st) == 0) {
             if (!force)
                 nvtxcorr_front_fail(2, "%s %s: exists (-f overwrites it); the command was not run",
@@ -238,11 +239,15 @@ static void check_output(const char *option, const char *path, int force, remova
     if (access(dir, F_OK) != 0)
         nvtxcorr_front_fail(2, "%s %s: no such directory; the command was not run", option, path);
     if (!is_dir(dir))
-        nvtxcorr_front_fail(2, "%s %s: a component of the path is not a directory; the command "
-                               "was not run", option, path);
+        nvtxcorr_front_fail(2,
+                            "%s %s: a component of the path is not a directory; the command "
+                            "was not run",
+                            option, path);
     if (access(dir, W_OK | X_OK) != 0)
-        nvtxcorr_front_fail(2, "%s %s: cannot write in %s: Permission denied; the command was "
-                               "not run", option, path, dir);
+        nvtxcorr_front_fail(2,
+                            "%s %s: cannot write in %s: Permission denied; the command was "
+                            "not run",
+                            option, path, dir);
     snprintf(probe, sizeof probe, "%s/.nvtxcorr-probe-%ld", dir, (long)getpid());
     int fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
@@ -256,8 +261,8 @@ static void print_label_error(void *ctx, const nvtxcorr_label_error_t *error)
 {
     char text[8192], shown[4 * 8192 + 1];
     (void)ctx;
-    nvtxcorr_escape_controls(shown, sizeof shown, nvtxcorr_label_error_text(error, text,
-                                                                              sizeof text));
+    nvtxcorr_escape_controls(shown, sizeof shown,
+                             nvtxcorr_label_error_text(error, text, sizeof text));
     fprintf(stderr, "nvtxcorr: error: %s\n", shown);
 }
 
@@ -274,9 +279,8 @@ static void check_labels(const values_t *v)
     const char *path = getenv("NVTXCORR_LABELS"), *rules = getenv("NVTXCORR_LABELS_INLINE");
 
     if (blank(path) && blank(rules)) return;
-    nvtxcorr_label_table_t *t = nvtxcorr_labels_load(blank(rules) ? NULL : rules,
-                                                     path && path[0] ? path : NULL,
-                                                     print_label_error, NULL);
+    nvtxcorr_label_table_t *t = nvtxcorr_labels_load(
+        blank(rules) ? NULL : rules, path && path[0] ? path : NULL, print_label_error, NULL);
     if (t) {
         nvtxcorr_labels_free(t);
         return;
@@ -299,8 +303,9 @@ static void label_settings(const nvtxcorr_front_t *f, const values_t *v)
         const char *shipped = nvtxcorr_front_shipped(f, labels, buf, sizeof buf);
         if (labels[0] && !strchr(labels, '/') && access(labels, F_OK) != 0 && shipped == labels) {
             nvtxcorr_front_table_names(f, names, sizeof names);
-            nvtxcorr_front_fail(2, "--labels %s: no such file, nor a table shipped with nvtxcorr "
-                                   "(%s; nvtxcorr labels lists them); the command was not run",
+            nvtxcorr_front_fail(2,
+                                "--labels %s: no such file, nor a table shipped with nvtxcorr "
+                                "(%s; nvtxcorr labels lists them); the command was not run",
                                 labels, names);
         }
         absolute(path, shipped);
@@ -327,8 +332,9 @@ static void library_path(const nvtxcorr_front_t *f, char *out)
     if (snprintf(out, PATH_MAX, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= PATH_MAX)
         nvtxcorr_front_fail(2, "%s: path too long", lib);
     if (strpbrk(out, " \t\n\r\f\v:"))
-        nvtxcorr_front_fail(2, "cannot preload '%s': LD_PRELOAD cannot hold a path with a space "
-                               "or a colon; install nvtxcorr elsewhere or pass --library PATH",
+        nvtxcorr_front_fail(2,
+                            "cannot preload '%s': LD_PRELOAD cannot hold a path with a space "
+                            "or a colon; install nvtxcorr elsewhere or pass --library PATH",
                             out);
 }
 
@@ -343,8 +349,10 @@ static void check_window(const char *spec)
     /* the signal a `signal` window toggles on, from the environment the run will have */
     if (parsed.kind == NVTXCORR_WINDOW_SIGNAL && sig && *sig &&
         nvtxcorr_window_signal(sig, why, sizeof why) < 0)
-        nvtxcorr_front_fail(2, "--window %s: NVTXCORR_WINDOW_SIGNAL=%s: %s; the command was not "
-                               "run", spec, sig, why);
+        nvtxcorr_front_fail(2,
+                            "--window %s: NVTXCORR_WINDOW_SIGNAL=%s: %s; the command was not "
+                            "run",
+                            spec, sig, why);
 }
 
 /* A launcher inside another one's command finds the outer one's settings in its environment:
@@ -354,9 +362,11 @@ static void set_replacing(const char *option, const char *value, const char *var
     const char *outer = getenv(variable);
 
     if (outer && outer[0] && strcmp(outer, value))
-        nvtxcorr_front_say("warn", "%s %s replaces %s=%s, set outside this nvtxcorr (by an "
-                                   "nvtxcorr or nvtxcorr stat around it?), for this command "
-                                   "and its children", option, value, variable, outer);
+        nvtxcorr_front_say("warn",
+                           "%s %s replaces %s=%s, set outside this nvtxcorr (by an "
+                           "nvtxcorr or nvtxcorr stat around it?), for this command "
+                           "and its children",
+                           option, value, variable, outer);
     setenv(variable, value, 1);
 }
 

@@ -10,10 +10,10 @@
 enum { NVTXCORR_CMD_RUN = 1, NVTXCORR_CMD_STAT = 2, NVTXCORR_CMD_REPORT = 4 };
 
 struct nvtxcorr_option {
-    const char *names[2];  /* "-o", "--output"; a second name or NULL */
-    const char *metavar;   /* NULL: a flag */
-    unsigned commands;     /* NVTXCORR_CMD_* bits */
-    const char *dest;      /* the value's key, as in options.py */
+    const char *names[2];     /* "-o", "--output"; a second name or NULL */
+    const char *metavar;      /* NULL: a flag */
+    unsigned commands;        /* NVTXCORR_CMD_* bits */
+    const char *dest;         /* the value's key, as in options.py */
     const char *choices[8];   /* the values it takes, NULL-ended; none: any */
     int fold;                 /* choices compared ignoring case; empty allowed */
     const char *wrong_run[2]; /* per name: the error when given to nvtxcorr itself */
