@@ -57,7 +57,9 @@ class Receiver:
             self.server.server_close()
 
 
-def otlp_run(env, mode, loop_ms="3000", every="0.4"):
+def otlp_run(env, mode, loop_ms="3000", every="0.4", windows=None):
+    """The windows scenario's loop under NVTXCORR_OTLP_ENDPOINT: for loop_ms, or with windows
+    until that many windows' summaries are written."""
     rec = Receiver(mode)
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-otlp-")
     try:
@@ -65,7 +67,8 @@ def otlp_run(env, mode, loop_ms="3000", every="0.4"):
                  NVTXCORR_WINDOW=f"every:{every}",
                  NVTXCORR_OTLP_ENDPOINT=f"http://127.0.0.1:{rec.port}")
         t0 = time.monotonic()
-        run = env.run_ok([env.prog("scn_windows"), "loop", loop_ms], tool=False, env=e)
+        loop = ["loop-windows", tmp, str(windows)] if windows else ["loop", loop_ms]
+        run = env.run_ok([env.prog("scn_windows"), *loop], tool=False, env=e)
         elapsed = time.monotonic() - t0
         sums = []
         for name in os.listdir(tmp):
@@ -105,7 +108,7 @@ def test_otlp_push_every_window(env):
     # the sums of windows 1..k exactly (GPU time by launch and by kernel label, launches, CPU
     # time), cumulative (one start time, the process's), at growing times; the exit's window
     # is in the summary and not pushed.
-    run, sums, reqs, _ = otlp_run(env, "ok", loop_ms="2000", every="0.3")
+    run, sums, reqs, _ = otlp_run(env, "ok", every="0.3", windows=5)
     check(run.err == "" and len(sums) >= 5, f"{len(sums)} windows\n{run.err}")
     check(len(reqs) == len(sums) - 1, f"{len(reqs)} pushes for {len(sums)} windows")
     starts, last_t = set(), 0

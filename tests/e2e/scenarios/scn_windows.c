@@ -16,6 +16,8 @@
  *                   add1, then N more toggles at once (the window's cut almost surely still
  *                   pending), then, once the window's summary DIR/w.1.json is there, flash
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
+ *   loop-windows DIR N  add1 once a millisecond until DIR holds N window summaries (w.*.json),
+ *                   60 s at most; prints "launched N"
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
  *                   after; then a "step" range in domain "other" around triton x3
@@ -41,6 +43,7 @@
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <cudaProfiler.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <nvtx3/nvToolsExt.h>
@@ -261,6 +264,37 @@ static void loop(long ms)
     printf("launched %ld\n", n);
 }
 
+static int summaries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+
+    if (!d) return 0;
+    while ((e = readdir(d)))
+        n += !strncmp(e->d_name, "w.", 2) && strlen(e->d_name) > 7 &&
+             !strcmp(e->d_name + strlen(e->d_name) - 5, ".json");
+    closedir(d);
+    return n;
+}
+
+/* Launches until the library has written n windows' summaries: the windows a test needs,
+ * however slowly a loaded or instrumented run goes. */
+static void loop_windows(const char *dir, int n)
+{
+    struct timespec t0, t;
+    long launched = 0;
+
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    do {
+        launch(add1, 1);
+        launched++;
+        sleep_ms(1);
+        clock_gettime(CLOCK_MONOTONIC, &t);
+    } while (summaries_in(dir) < n && t.tv_sec - t0.tv_sec < 60);
+    printf("launched %ld\n", launched);
+}
+
 static void on_usr2(int sig)
 {
     (void)sig;
@@ -365,6 +399,8 @@ int main(int argc, char **argv)
         fork_children(atoi(argv[2]), argv[3], argv[4]);
     } else if (!strcmp(argv[1], "loop") && argc > 2) {
         loop(atol(argv[2]));
+    } else if (!strcmp(argv[1], "loop-windows") && argc > 3) {
+        loop_windows(argv[2], atoi(argv[3]));
     } else if (!strcmp(argv[1], "own-handler") && argc > 2) {
         launch(add1, 1);
         own_handler(argv[2], 0);
