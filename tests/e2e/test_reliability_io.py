@@ -275,7 +275,8 @@ def test_signal_during_initialisation(env):
     trace, prof = os.path.join(tmp, "t.json"), os.path.join(tmp, "p.json")
     slow = {"NVTXREC_INIT_SLEEP_MS": "500"}
     bare = io_run(env, ["init-term"], slow, preload_value="")
-    run = io_run(env, ["init-term"], {**slow, "NVTXCORR_TRACE": trace, "NVTXCORR_PROFILE": prof},
+    run = io_run(env, ["init-term"], {**slow, "NVTXCORR_TRACE": trace, "NVTXCORR_PROFILE": prof,
+                                      "NVTXREC_INIT_MARK": os.path.join(tmp, "loading")},
                  tool=True)
     check(bare.rc == -signal.SIGTERM and run.rc == bare.rc, f"rc {run.rc}, bare {bare.rc}")
     check(os.path.exists(prof), f"no summary: {os.listdir(tmp)}\n{run.err}")

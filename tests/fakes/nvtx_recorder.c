@@ -23,7 +23,8 @@
  * tool that implements only part of NVTX does: NVTX's calls of it then do nothing.
  * NVTXREC_FAIL_INIT=1 makes InitializeInjectionNvtx2 return 0 (a tool that fails to load).
  * NVTXREC_INIT_SLEEP_MS=n makes InitializeInjectionNvtx2 a slow tool's: it sleeps n ms, then
- * uses the dynamic loader (dlopen), as real tools do when they load their back ends.
+ * uses the dynamic loader (dlopen), as real tools do when they load their back ends; with
+ * NVTXREC_INIT_MARK=path it creates that file first, so a test can act while the tool loads.
  */
 #define _GNU_SOURCE
 #define NVTX_NO_IMPL /* a tool: the types and declarations, none of the inline implementation */
@@ -32,6 +33,7 @@
 #include "nvtx_recorder.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -368,6 +370,11 @@ int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t getExportTable)
     const char *sleep_ms = getenv("NVTXREC_INIT_SLEEP_MS");
     if (sleep_ms != NULL && atoi(sleep_ms) > 0) {
         int ms = atoi(sleep_ms);
+        const char *mark = getenv("NVTXREC_INIT_MARK");
+        if (mark != NULL) {
+            int fd = open(mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+            if (fd >= 0) close(fd);
+        }
         struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) != 0) {
         }

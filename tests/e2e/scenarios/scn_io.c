@@ -13,9 +13,11 @@
  *   names              loads a module whose kernel names are not all UTF-8 (bytes 0xff, a lone
  *                      continuation byte, an overlong '/', a UTF-16 surrogate, C0 and C1
  *                      control characters) and launches each twice
- *   init-term          a second thread sends the process SIGTERM 100 ms after start, while
- *                      the main thread's first CUDA call is initialising nvtxcorr (run with a
- *                      slow NVTX tool); without nvtxcorr the process just ends by SIGTERM
+ *   init-term          a second thread sends the process SIGTERM while the main thread's first
+ *                      CUDA call is initialising nvtxcorr (run with a slow NVTX tool: once the
+ *                      file $NVTXREC_INIT_MARK is there, which the tool creates as it starts
+ *                      loading; 100 ms after start without it); without nvtxcorr the process
+ *                      just ends by SIGTERM
  *   gpu N              N launches of add1 on the main thread and N on a second one; prints
  *                      "done" (stdout) before returning 5
  *   term N             N launches of add1, then SIGTERM to itself (no handler)
@@ -62,7 +64,11 @@ static void *forever(void *arg)
 
 static void *terminate_soon(void *arg)
 {
-    sleep_ms((long)arg);
+    const char *mark = getenv("NVTXREC_INIT_MARK");
+
+    if (!mark) sleep_ms((long)arg);
+    for (int i = 0; mark && access(mark, F_OK) != 0 && i < 60000; i++)
+        sleep_ms(1);
     kill(getpid(), SIGTERM);
     return NULL;
 }
