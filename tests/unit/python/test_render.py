@@ -79,7 +79,7 @@ def test_context_tree_cuts_long_names_in_the_middle(tool):
     long = "".join(chr(ord("a") + i % 26) for i in range(80)) + "_end"
     lines = tree([ctx(["outer", long], "k", 1), ctx([long + "_label"], long, 2)], False)
     at_root = long + "_label"
-    # the name column is 50 wide, the name within it one narrower at each depth's indent
+    # the name column is 50 wide: the indent, the name cut to what is left but one, a space
     assert lines[0][:50] == at_root[:23] + "..." + at_root[-23:] + " "
     assert lines[1][:50] == "  " + long[:22] + "..." + long[-22:] + " "
     assert lines[2][:50] == "outer".ljust(50)
