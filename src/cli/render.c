@@ -4,7 +4,9 @@
  * tool), so the two are the same byte for byte: the table is drawn in one place
  * (docs/design.md, Front end). This file only turns the JSON back into the rows the library's
  * walk (summary.c) hands the writer, section by section, in the same order. nvtxcorr stat and
- * report draw their text tables with it (render.py), with their options (usage_text below). */
+ * report draw their text tables with it (render.py), with their options (usage_text below),
+ * and with --tree the program-context tree alone (summary_tree.c), of the rows report --by
+ * context and stat merged, focused and cut (context.py). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +19,7 @@
 typedef struct render_options {
     const char *of;
     unsigned top;
-    int sort, gpu_first, contexts;
+    int sort, gpu_first, contexts, tree;
 } render_options_t;
 
 typedef struct rows {
@@ -114,7 +116,8 @@ static void sort_table(const prof_row_t *rows, uint32_t *order, size_t n, int by
     nvtxcorr_prof_sort(order, n, before);
 }
 
-/* Program context's rows, as summary_tree.c reads them. */
+/* Program context's rows, as summary_tree.c reads them: in the JSON's order, which the
+ * library's and the report's (context.py) is by path, then label. */
 static void context_line(const prof_ctx_view_t *v, size_t i, prof_ctx_line_t *out)
 {
     const json_value_t *e = &((const json_value_t *)v->data)[i];
@@ -182,14 +185,27 @@ static int draw(const json_value_t *root, const render_options_t *opt)
         window.end_ns = (v = json_get_kind(w, "end_ns", JSON_COUNT)) ? v->count : window.start_ns;
         s.window = &window;
     }
+    /* The tree when a row has a context; with --tree always (report --by context). */
     const json_value_t *ctx = json_get_kind(root, "contexts", JSON_ARRAY);
-    for (size_t i = 0; opt->contexts && ctx && i < ctx->n; i++) {
+    int tree = opt->tree && ctx;
+    for (size_t i = 0; opt->contexts && ctx && !tree && i < ctx->n; i++) {
         const json_value_t *path = json_get_kind(&ctx->items[i], "context", JSON_ARRAY);
-        if (path && path->n) {
-            view = (prof_ctx_view_t){ctx->n, context_line, ctx->items};
-            s.ctx_view = &view;
-            break;
-        }
+        tree = path && path->n;
+    }
+    void *space = NULL;
+    if (tree) {
+        size_t size = nvtxcorr_prof_tree_space(ctx->n);
+        if ((space = malloc(size)) == NULL) return -1;
+        view = (prof_ctx_view_t){ctx->n, context_line, ctx->items, space, size};
+        s.ctx_view = &view;
+    }
+    static prof_out_t out;
+    nvtxcorr_out_open(&out, STDOUT_FILENO, 0);
+    if (opt->tree) {
+        nvtxcorr_prof_text_tree(&out, &s);
+        nvtxcorr_out_flush(&out);
+        free(space);
+        return out.err ? -1 : 0;
     }
     rows_t labels, kernel_labels, graphs, none = {NULL, 0};
     if (section(root, "labels", nvtxcorr_prof_row_fields, PROF_ROW_N, NULL, &labels) ||
@@ -209,8 +225,6 @@ static int draw(const json_value_t *root, const render_options_t *opt)
     for (int i = 0; i < PROF_SECTION_N; i++)
         order[i] = opt->gpu_first ? (i + PROF_SEC_LAUNCH_GPU) % PROF_SECTION_N : i;
     const prof_writer_t *wr = &nvtxcorr_prof_text_writer;
-    static prof_out_t out;
-    nvtxcorr_out_open(&out, STDOUT_FILENO, 0);
     wr->begin(&out, &s);
     for (int pass = 1; pass >= 0; pass--)
         for (int i = 0; i < PROF_SECTION_N; i++) {
@@ -224,7 +238,7 @@ static int draw(const json_value_t *root, const render_options_t *opt)
     nvtxcorr_out_flush(&out);
     for (int i = 0; i < PROF_SECTION_N; i++)
         free(t[i].order);
-    free(labels.row), free(kernel_labels.row), free(graphs.row);
+    free(labels.row), free(kernel_labels.row), free(graphs.row), free(space);
     return out.err ? -1 : 0;
 }
 
@@ -250,15 +264,16 @@ static char *read_all(const char *path, size_t *len)
 
 static const char usage_text[] =
     "usage: nvtxcorr-tool render [--top N] [--sort gpu|cpu|launches] [--gpu-first]\n"
-    "                            [--no-contexts] [--of TEXT] FILE.json|-\n"
+    "                            [--no-contexts | --tree] [--of TEXT] FILE.json|-\n"
     "The summary's text table, as the library writes it at exit, from its JSON (the library's\n"
-    "or nvtxcorr report's merge). --top: rows per table; --sort: every table's order;\n"
-    "--gpu-first: the GPU tables before the CPU one, and why there is no GPU time; --of: whose\n"
-    "profile the head names (default: pid N).\n";
+    "or nvtxcorr report's merge). --top: rows per table and children per context; --sort:\n"
+    "every table's order; --gpu-first: the GPU tables before the CPU one, and why there is no\n"
+    "GPU time; --no-contexts: no program-context tree; --tree: that tree alone, of the\n"
+    "`contexts` rows as given; --of: whose profile the head names (default: pid N).\n";
 
 int nvtxcorr_render(int argc, char **argv)
 {
-    render_options_t opt = {NULL, 0, SORT_OWN, 0, 1};
+    render_options_t opt = {NULL, 0, SORT_OWN, 0, 1, 0};
     const char *path = NULL;
     static const char *const sorts[] = {"gpu", "cpu", "launches"};
     for (int i = 1; i < argc; i++) {
@@ -268,6 +283,8 @@ int nvtxcorr_render(int argc, char **argv)
             opt.gpu_first = 1;
         } else if (strcmp(a, "--no-contexts") == 0) {
             opt.contexts = 0;
+        } else if (strcmp(a, "--tree") == 0) {
+            opt.tree = 1;
         } else if (strcmp(a, "--of") == 0 && value) {
             opt.of = value, i++;
         } else if (strcmp(a, "--top") == 0 && value) {
@@ -293,6 +310,8 @@ int nvtxcorr_render(int argc, char **argv)
         }
     }
     if (!path) return fputs(usage_text, stderr), 2;
+    if (opt.tree && !opt.contexts)
+        return fprintf(stderr, "nvtxcorr: error: render: --tree or --no-contexts, not both\n"), 2;
     size_t len, at = 0;
     char *text = read_all(path, &len);
     if (!text) return fprintf(stderr, "nvtxcorr: error: %s: %s\n", path, strerror(errno)), 2;

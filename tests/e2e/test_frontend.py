@@ -221,7 +221,8 @@ def test_frontend_stat_closed_pipe(env):
 def test_frontend_one_renderer(env):
     """The text table is drawn in one place (nvtxcorr-tool render runs the library's own
     writer): the table the library prints at exit and `nvtxcorr report --format text` of the
-    JSON it wrote in the same run are the same, byte for byte, here with GPU time, a graph and
+    JSON it wrote in the same run are the same, byte for byte, and so are the exit table's
+    program-context tree and `nvtxcorr report --by context`'s, here with GPU time, a graph and
     program context (the demo, the fake CUPTI, nvtxcorr as the NVTX tool). libkeep_summary.so
     makes the JSON's publish fail, so the library prints its table to stderr and the JSON is
     kept beside (tests/fakes/keep_summary.c)."""
@@ -249,6 +250,14 @@ def test_frontend_one_renderer(env):
         r = plain(env, "report", "--format", "text", path)
         check(r.returncode == 0 and r.stdout == table,
               f"report's table differs from the exit table:\n{r.stdout}\n---\n{table}")
+        # The program-context tree too: report --by context's (the rows merged in Python, drawn
+        # by nvtxcorr-tool render --tree) is the exit table's, line for line.
+        check("\nBy program context" in table, f"no tree in the exit table:\n{table}")
+        tree = table[table.index("\nBy program context") + 1:]
+        r = plain(env, "report", "--by", "context", path)
+        check(r.returncode == 0 and r.stdout == tree and len(tree.splitlines()) > 4,
+              f"report --by context's tree differs from the exit table's:\n{r.stdout}\n---\n"
+              f"{tree}")
 
 
 def declaration():

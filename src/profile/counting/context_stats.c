@@ -293,7 +293,7 @@ void nvtxcorr_prof_ctx_gpu_clear(unsigned window)
 }
 
 /* ---- the summary's rows ---- */
-enum { ROWS_MAX = 1 << 17, ROW_SLOTS = 1 << 18 };
+enum { ROWS_MAX = PROF_CTX_ROWS_MAX, ROW_SLOTS = 1 << 18 };
 static prof_ctx_row_t *rows;
 static size_t nrows;
 static uint32_t *order, *row_index; /* row_index: (ctx, label) -> row + 1 */

@@ -37,6 +37,7 @@ void nvtxcorr_prof_ctx_fork(nvtxcorr_fork_t phase);
  * GPU side; `sorted` orders them by path, then label. site_launches/_ns: each site's own
  * counts; what the threads' context tables lack of them (launches made before an NVTX
  * instance took the tool, or without one) are rows of context []. */
+#define PROF_CTX_ROWS_MAX (1 << 17) /* rows beyond it are not counted */
 typedef struct prof_ctx_row {
     uint32_t ctx, label, site;
     uint64_t launches, cpu_ns, gpu_kernels, gpu_ns;

@@ -14,6 +14,7 @@
 #include <string.h>
 #include "context/context.h"
 #include "profile/base/out.h"
+#include "profile/base/pages.h"
 #include "profile/counting/context_stats.h"
 #include "summary.h"
 static void element(prof_out_t *o, const char *s, int folded)
@@ -128,7 +129,10 @@ static void view_line(const prof_ctx_view_t *v, size_t i, prof_ctx_line_t *out)
 const prof_ctx_view_t *nvtxcorr_prof_ctx_view(const prof_summary_t *s)
 {
     static prof_ctx_view_t view;
+    static void *space; /* mmap'd once, for the most rows there can be */
     if (!any_context(s)) return NULL;
-    view = (prof_ctx_view_t){s->nctx, view_line, s};
+    if (space == NULL) space = nvtxcorr_prof_zalloc(nvtxcorr_prof_tree_space(PROF_CTX_ROWS_MAX));
+    view = (prof_ctx_view_t){s->nctx, view_line, s, space,
+                             space ? nvtxcorr_prof_tree_space(PROF_CTX_ROWS_MAX) : 0};
     return &view;
 }

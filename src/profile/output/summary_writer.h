@@ -1,20 +1,18 @@
 /* The summary's writer interface (summary.c and the tool's `render` hand rows to a writer;
  * summary_json.c, summary_csv.c, summary_text.c, summary_tree.c are writers): the field tables
- * every format is generated from, the rows, the summary as a writer sees it, and the writer's
- * ops. A new field of a label or kernel is one row of PROF_ROW_FIELDS (its value filled in
- * summary.c's fill_cpu or fill_gpu), plus its line in docs/profile.md: the JSON key, the CSV
- * column and the empty CSV cells of the rows that lack it follow from the row. As darshan keeps
- * a module's counters in one X-macro list, and uftrace gives each output format one small ops
- * struct in a file of its own. Nothing here names the library's state: nvtxcorr-tool compiles
- * the text writer too (docs/design.md, Front end). */
+ * every format is generated from, the rows, the summary as a writer sees it, the writer's ops.
+ * A new field of a label or kernel is one row of PROF_ROW_FIELDS (its value filled in
+ * summary.c's fill_cpu or fill_gpu) and its line in docs/profile.md: the JSON key, the CSV
+ * column and the empty cells of the rows that lack it follow (darshan's X-macro counter lists,
+ * uftrace's one ops struct per format). Nothing here names the library's state: nvtxcorr-tool
+ * compiles the text writer too (docs/design.md, Front end). */
 #ifndef NVTXCORR_PROFILE_SUMMARY_WRITER_H
 #define NVTXCORR_PROFILE_SUMMARY_WRITER_H
 #include <stddef.h>
 #include <stdint.h>
 #include "profile/base/out.h"
 #include "profile/counting/windows.h"
-/* The deepest context path a row has (program context's NVTXCORR_CONTEXT_PATH_MAX, checked in
- * summary_context.c). */
+/* The deepest context path (NVTXCORR_CONTEXT_PATH_MAX, checked in summary_context.c). */
 #define PROF_CTX_DEPTH_MAX 65
 /* Field kinds: a CPU value (from nvtxcorr's own counts: always there), a GPU value (null in
  * JSON and empty in CSV when the summary has no GPU time, or the row has no such value), and
@@ -135,9 +133,9 @@ typedef struct prof_row {
     uint32_t have;
 } prof_row_t;
 
-/* Program context's rows as the text tree reads them, in the order drawn (by path, then
- * label): line(view, i, out) fills out; out->path holds `depth` names, outermost first, valid
- * until the next call. */
+/* Program context's rows as the tree reads them, sorted by path, then label: line(v, i, out)
+ * fills out (path: `depth` names, outermost first, valid while the tree is drawn); space: the
+ * tree's work space (summary_tree.c), nvtxcorr_prof_tree_space(n) bytes, else no tree. */
 typedef struct prof_ctx_line {
     const char *path[PROF_CTX_DEPTH_MAX];
     unsigned depth;
@@ -148,7 +146,10 @@ typedef struct prof_ctx_view {
     size_t n;
     void (*line)(const struct prof_ctx_view *v, size_t i, prof_ctx_line_t *out);
     const void *data;
+    void *space;
+    size_t space_size;
 } prof_ctx_view_t;
+size_t nvtxcorr_prof_tree_space(size_t n);
 
 /* What a writer draws, all of it: the text writer reads nothing else of the library (no
  * process, GPU or context state), so the same table can be drawn from a summary's JSON. */
@@ -158,18 +159,17 @@ typedef struct prof_summary {
     uint64_t pid;
     const char *subject;  /* whose profile the head names, or NULL: "pid N" */
     const char *gpu_note; /* why GPU time is partial, or NULL (the text table's GPU head) */
-    /* The text table as nvtxcorr stat and report draw it (0 in the library): rows per table
-     * (0: all), and the GPU tables first, with a line saying why there is no GPU time (whose
-     * sections the caller then hands over first). */
+    /* stat's and report's (0 in the library): rows per table and children per context (0:
+     * all), the GPU tables first with why there is none (the caller hands those over first) */
     unsigned top;
     int gpu_first;
     uint64_t end_ns;
     const prof_window_t *window; /* NVTXCORR_WINDOW: the window summarised, else NULL */
-    /* by program context (context_stats.c): rows[order[0..n)], for the CSV and folded forms */
+    /* by program context (context_stats.c): rows[order[0..n)], for the CSV and folded forms;
+     * the same rows as the text table's tree draws them (NULL when there is no context) */
     const struct prof_ctx_row *ctx_rows;
     const uint32_t *ctx_order;
     size_t nctx;
-    /* the same rows as the text table's tree draws them: NULL when there is no context */
     const prof_ctx_view_t *ctx_view;
 } prof_summary_t;
 
@@ -189,12 +189,12 @@ typedef struct prof_writer {
 extern const prof_writer_t nvtxcorr_prof_json_writer, nvtxcorr_prof_csv_writer,
     nvtxcorr_prof_text_writer, nvtxcorr_prof_folded_writer,
     nvtxcorr_prof_html_writer; /* summary_html.c: the JSON inside the report's page */
-/* summary_context.c: the by-context rows as CSV lines; summary_tree.c: as the text table's
- * tree (from s->ctx_view). */
+/* summary_context.c: the by-context rows as CSV lines; summary_tree.c: the tree of s->ctx_view
+ * after a blank line (the text writer's), or alone (nvtxcorr-tool render --tree). */
 void nvtxcorr_prof_csv_contexts(prof_out_t *o, const prof_summary_t *s);
 void nvtxcorr_prof_text_contexts(prof_out_t *o, const prof_summary_t *s);
+void nvtxcorr_prof_text_tree(prof_out_t *o, const prof_summary_t *s);
 /* summary_csv.c: one CSV line in the common columns. */
 void nvtxcorr_prof_csv_line(prof_out_t *o, const char *section, const char *const *text,
                             const uint64_t *v, uint32_t have);
-
 #endif

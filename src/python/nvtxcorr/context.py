@@ -1,5 +1,6 @@
 """Program context (docs/profile.md): the summaries' `contexts` rows merged by path and label,
-as a tree (render.context_tree), folded stacks, CSV or JSON."""
+as a tree (drawn by nvtxcorr-tool render --tree: render.context_text), folded stacks, CSV or
+JSON."""
 import csv
 import io
 import json
@@ -31,6 +32,12 @@ def merge_contexts(summaries, depth=None, focus=None):
     return rows
 
 
+def context_list(rows):
+    """rows as the JSON's `contexts` array: sorted by path, then label, which is the order the
+    tree's drawing (summary_tree.c) reads them in."""
+    return [{"context": list(p), "label": lab, **c} for (p, lab), c in sorted(rows.items())]
+
+
 def folded(rows, gpu):
     """One `ctx;...;label <n>` line per row with time (GPU ns, else CPU ns): the folded-stack
     format of flamegraph.pl, inferno and speedscope."""
@@ -48,8 +55,8 @@ def by_context(summaries, fmt, depth, focus, top):
     rows = merge_contexts(summaries, depth, focus)
     gpu = any(d.get("gpu_time") for _, d in summaries)
     if fmt == "json":
-        out = [{"context": list(p), "label": lab, **c} for (p, lab), c in sorted(rows.items())]
-        return json.dumps({"processes": processes(summaries), "contexts": out}, indent=1) + "\n"
+        return json.dumps({"processes": processes(summaries), "contexts": context_list(rows)},
+                          indent=1) + "\n"
     if fmt == "csv":
         w = io.StringIO()
         cw = csv.writer(w, lineterminator="\n")
@@ -58,8 +65,8 @@ def by_context(summaries, fmt, depth, focus, top):
             cw.writerow([" > ".join(p), lab, c["launches"], c["gpu_kernels"], c["gpu_ns"],
                          c["cpu_ns"]])
         return w.getvalue()
-    from nvtxcorr.render import context_tree
-    return context_tree(rows, gpu, top)
+    from nvtxcorr.render import context_text
+    return context_text(rows, gpu, top)
 
 
 def context_notes(summaries):

@@ -1,14 +1,15 @@
 """The report's output formats. The summary's text table (by label) is the library's own,
 drawn by nvtxcorr-tool render from the summaries' JSON with the C writer the library uses at
 exit (summary_text.c), so stat, report and the exit table are one drawing (docs/design.md,
-Front end); here are CSV, JSON, the views the library never draws (--by kernel, --by process,
-the context tree of --by context and stat) and the helpers of the other views. The layout rule
+Front end), and so is the program-context tree of stat and --by context (summary_tree.c,
+through nvtxcorr-tool render --tree); here are CSV, JSON, the views the library never draws
+(--by kernel, --by process) and the helpers of the other views. The layout rule
 is docs/profile.md's ("CSV and text"): at most 100 columns, numbers at fixed widths on the
 right, the text columns sharing the rest, a value too long for its column cut in the middle."""
 import json
 import re
 
-from nvtxcorr.context import context_notes, merge_contexts
+from nvtxcorr.context import context_list, context_notes, merge_contexts
 from nvtxcorr.merge import Entry, gpu_note, gpu_sections, merge, merged_totals, processes
 from nvtxcorr.schema import BUCKETS, EXACT, SUB
 
@@ -257,80 +258,43 @@ def json_object(summaries):
             "totals": merged_totals(summaries), "labels": labels, "kernels": kernels,
             "kernel_labels": kernel_labels, "graphs": graphs,
             "context_note": "; ".join(context_notes(summaries)) or None,
-            "contexts": [{"context": list(p), "label": lab, **c}
-                         for (p, lab), c in sorted(merge_contexts(summaries).items())]}
+            "contexts": context_list(merge_contexts(summaries))}
 
 
-
-
-def context_tree(rows, gpu, top=None):
-    """The text tree: each node's GPU time inclusive and exclusive, kernels, launches; kernel
-    labels as leaves, largest first."""
-    nodes = {}
-    for (path, label), c in rows.items():
-        for i in range(len(path) + 1):
-            n = nodes.setdefault(path[:i], {"incl": 0, "excl": 0, "kernels": 0, "launches": 0})
-            n["incl"] += c["gpu_ns"] or 0
-            n["kernels"] += c["gpu_kernels"] or 0
-            n["launches"] += c["launches"]
-        nodes[path]["excl"] += c["gpu_ns"] or 0
-    key = (lambda c: -(c.get("incl", c.get("gpu_ns")) or 0)) if gpu else \
-        (lambda c: -c["launches"])
-    lines = ["context > kernel label".ljust(50) +
-             ("".join(h.rjust(w) for h, w in (("incl", 10), ("excl", 10), ("kernels", 9)))
-              if gpu else "") + "launches".rjust(9)]
-
-    def line(depth, name, incl, excl, kernels, launches):
-        indent = "  " * min(depth, 20)
-        text = (indent + cut(name, 49 - len(indent))).ljust(50)
-        if gpu:
-            text += fmt_time(incl).rjust(10) + (fmt_time(excl) if excl is not None
-                                                else "").rjust(10) + str(kernels).rjust(9)
-        lines.append(text + str(launches).rjust(9))
-
-    def walk(path):
-        children = sorted((p for p in nodes if len(p) == len(path) + 1 and p[:-1] == path),
-                          key=lambda p: (key(nodes[p]), p))
-        leaves = sorted(((lab, c) for (p, lab), c in rows.items() if p == path),
-                        key=lambda x: (key(x[1]), x[0]))
-        items = [(key(nodes[p]), 0, p) for p in children] + \
-                [(key(c), 1, (lab, c)) for lab, c in leaves]
-        for _, leaf, it in sorted(items, key=lambda x: x[:2])[:top]:
-            if leaf:
-                lab, c = it
-                line(len(path), lab, c["gpu_ns"] or 0, None, c["gpu_kernels"] or 0,
-                     c["launches"])
-            else:
-                n = nodes[it]
-                line(len(path), it[-1], n["incl"], n["excl"], n["kernels"], n["launches"])
-                walk(it)
-        if top is not None and len(items) > top:
-            lines.append("  " * min(len(path), 20) +
-                         f"({len(items) - top} more; --top N or --top all)")
-
-    walk(())
-    return "By program context" + (" (GPU time: inclusive, exclusive)" if gpu else "") + \
-        "\n" + "\n".join(lines) + "\n"
-
-
-
-def summary_text(summaries, top=None, sort=None, gpu_first=False, contexts=True):
-    """The summary's text table by nvtxcorr-tool render (the library's writer) from the
-    summaries' JSON, merged when there are several: top rows per table (None: all), sort
-    (None: each table by its own time, as the library), stat's GPU tables first."""
+def tool_render(args, data):
+    """What nvtxcorr-tool render ARGS draws of data (a summary's JSON object) with the
+    library's own text writer."""
     import subprocess
     from nvtxcorr import TOOL
     from nvtxcorr.cli import fail
     if not TOOL:
         fail(2, "nvtxcorr-tool not found (build or install first): it draws the text table")
-    argv = [TOOL, "render", "--of", whose(summaries), "--top", str(top) if top else "all"]
-    argv += (["--sort", sort] if sort else []) + (["--gpu-first"] if gpu_first else [])
-    argv += [] if contexts else ["--no-contexts"]
-    data = json.dumps(json_object(summaries), allow_nan=False).encode()
-    p = subprocess.run(argv + ["-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.run([TOOL, "render", *args, "-"],
+                       input=json.dumps(data, allow_nan=False).encode(),
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         fail(2, f"nvtxcorr-tool render: {p.stderr.decode(errors='replace').strip()}")
     return p.stdout.decode("utf-8", errors="replace")
+
+
+def summary_text(summaries, top=None, sort=None, gpu_first=False, contexts=True):
+    """The summary's text table by nvtxcorr-tool render (the library's writer) from the
+    summaries' JSON, merged when there are several: top rows per table and children per
+    context (None: all), sort (None: each table by its own time, as the library), stat's GPU
+    tables first, and the program-context tree when contexts and a row has a context."""
+    argv = ["--of", whose(summaries), "--top", str(top) if top else "all"]
+    argv += (["--sort", sort] if sort else []) + (["--gpu-first"] if gpu_first else [])
+    argv += [] if contexts else ["--no-contexts"]
+    return tool_render(argv, json_object(summaries))
+
+
+def context_text(rows, gpu, top=None):
+    """The program-context tree of rows ({(path, label): counts}, as context.merge_contexts
+    merged, focused and cut them), drawn by nvtxcorr-tool render --tree (summary_tree.c, as the
+    library draws it at exit): each node's GPU time inclusive and exclusive, kernels and
+    launches, kernel labels as leaves, largest first, top children per node (None: all)."""
+    data = {"nvtxcorr_profile": 1, "gpu_time": bool(gpu), "contexts": context_list(rows)}
+    return tool_render(["--tree", "--top", str(top) if top else "all"], data)
 
 
 def render(summaries, fmt, by="label", top=None, sort=None, gpu_first=False, contexts=True):

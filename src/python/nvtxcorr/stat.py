@@ -217,17 +217,17 @@ def run_stat(values, passthrough, cmd, env, output, tmp):
 
 
 def print_tables(values, summaries):
+    """The tables on stderr, GPU ones first, and the program-context tree after them (all
+    drawn by nvtxcorr-tool render) when the program's ranges are in the rows, not only graph
+    labels (a replayed kernel's path starts with its graph's label even without any range:
+    the by-kernel view again)."""
     from nvtxcorr.context import merge_contexts
-    from nvtxcorr.render import context_tree, render
+    from nvtxcorr.render import render
     top, sort = values.get("top", 20), values.get("sort")
+    ranges = any(len(p) > 1 or (p and c["launches"])
+                 for (p, _), c in merge_contexts(summaries).items())
     sys.stderr.write(render(summaries, "text", top=top, sort=sort, gpu_first=True,
-                            contexts=False))
-    rows = merge_contexts(summaries)
-    # The program's ranges, not only graph labels (a replayed kernel's path starts with
-    # its graph's label even without any range: the by-kernel view again).
-    if any(len(p) > 1 or (p and c["launches"]) for (p, _), c in rows.items()):
-        gpu = any(d.get("gpu_time") for _, d in summaries)
-        sys.stderr.write("\n" + context_tree(rows, gpu, top))
+                            contexts=ranges))
 
 
 def write_results(values, summaries, output, tmp, windows):
