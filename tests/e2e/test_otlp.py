@@ -20,7 +20,9 @@ class Receiver:
     """An OTLP/HTTP receiver on a free loopback port: mode "ok" (200), "500", "hang" (reads
     nothing, answers nothing until closed), or "down" (nothing listens)."""
 
-    def __init__(self, mode):
+    def __init__(self, mode, marks=None):
+        """marks: a directory where each request answered leaves push.N.json (the scenario's
+        loop-windows waits for them)."""
         self.mode, self.requests, self.release = mode, [], threading.Event()
         outer = self
 
@@ -35,6 +37,8 @@ class Receiver:
                 self.send_response(200 if outer.mode == "ok" else 500)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
+                if marks:
+                    open(os.path.join(marks, f"push.{len(outer.requests)}.json"), "w").close()
 
             def log_message(self, *args):
                 pass
@@ -57,17 +61,18 @@ class Receiver:
             self.server.server_close()
 
 
-def otlp_run(env, mode, loop_ms="3000", every="0.4", windows=None):
-    """The windows scenario's loop under NVTXCORR_OTLP_ENDPOINT: for loop_ms, or with windows
-    until that many windows' summaries are written."""
-    rec = Receiver(mode)
+def otlp_run(env, mode, loop_ms="3000", every="0.4", pushes=None):
+    """The windows scenario's loop under NVTXCORR_OTLP_ENDPOINT: for loop_ms, or with pushes
+    until the receiver has answered that many."""
     tmp = tempfile.mkdtemp(prefix="nvtxcorr-otlp-")
+    marks = tempfile.mkdtemp(prefix="nvtxcorr-otlp-pushes-")
+    rec = Receiver(mode, marks)
     try:
         e = dict(fake_cupti_env(env), NVTXCORR_PROFILE=os.path.join(tmp, "w.%w.json"),
                  NVTXCORR_WINDOW=f"every:{every}",
                  NVTXCORR_OTLP_ENDPOINT=f"http://127.0.0.1:{rec.port}")
         t0 = time.monotonic()
-        loop = ["loop-windows", tmp, str(windows)] if windows else ["loop", loop_ms]
+        loop = ["loop-windows", marks, str(pushes)] if pushes else ["loop", loop_ms]
         run = env.run_ok([env.prog("scn_windows"), *loop], tool=False, env=e)
         elapsed = time.monotonic() - t0
         sums = []
@@ -79,6 +84,7 @@ def otlp_run(env, mode, loop_ms="3000", every="0.4", windows=None):
     finally:
         rec.close()
         shutil.rmtree(tmp)
+        shutil.rmtree(marks)
 
 
 def points(body):
@@ -104,13 +110,14 @@ def points(body):
 
 @scenario
 def test_otlp_push_every_window(env):
-    # Every window closed by every: is pushed once, from the helper, as it closes: push k holds
-    # the sums of windows 1..k exactly (GPU time by launch and by kernel label, launches, CPU
-    # time), cumulative (one start time, the process's), at growing times; the exit's window
-    # is in the summary and not pushed.
-    run, sums, reqs, _ = otlp_run(env, "ok", every="0.3", windows=5)
-    check(run.err == "" and len(sums) >= 5, f"{len(sums)} windows\n{run.err}")
-    check(len(reqs) == len(sums) - 1, f"{len(reqs)} pushes for {len(sums)} windows")
+    # Every window closed by every: is pushed once, from the helper, as it closes, in order:
+    # push k holds the sums of windows 1..k exactly (GPU time by launch and by kernel label,
+    # launches, CPU time), cumulative (one start time, the process's), at growing times; the
+    # exit's window is in the summary and not pushed (nor one whose push the exit cut short:
+    # the program runs until five pushes were answered, a window may close meanwhile).
+    run, sums, reqs, _ = otlp_run(env, "ok", every="0.3", pushes=5)
+    check(run.err == "" and len(sums) >= 6, f"{len(sums)} windows\n{run.err}")
+    check(5 <= len(reqs) <= len(sums) - 1, f"{len(reqs)} pushes for {len(sums)} windows")
     starts, last_t = set(), 0
     for k, (path, ctype, body) in enumerate(reqs):
         check(path == "/v1/metrics" and ctype == "application/json", f"{path} {ctype}")

@@ -16,8 +16,8 @@
  *                   add1, then N more toggles at once (the window's cut almost surely still
  *                   pending), then, once the window's summary DIR/w.1.json is there, flash
  *   loop MS         add1 once a millisecond for MS ms; prints "launched N"
- *   loop-windows DIR N  add1 once a millisecond until DIR holds N window summaries (w.*.json),
- *                   60 s at most; prints "launched N"
+ *   loop-windows DIR N  add1 once a millisecond until DIR holds N files *.json (window
+ *                   summaries, or a test's marks), 60 s at most; prints "launched N"
  *   nvtx            NVTX3 ranges: "step" (default domain) three times around add1 x(k+1) with
  *                   a nested "step.inner" around flash x k; triton x5 before, between and
  *                   after; then a "step" range in domain "other" around triton x3
@@ -264,7 +264,7 @@ static void loop(long ms)
     printf("launched %ld\n", n);
 }
 
-static int summaries_in(const char *dir)
+static int json_files_in(const char *dir)
 {
     DIR *d = opendir(dir);
     struct dirent *e;
@@ -272,14 +272,14 @@ static int summaries_in(const char *dir)
 
     if (!d) return 0;
     while ((e = readdir(d)))
-        n += !strncmp(e->d_name, "w.", 2) && strlen(e->d_name) > 7 &&
+        n += e->d_name[0] != '.' && strlen(e->d_name) > 5 &&
              !strcmp(e->d_name + strlen(e->d_name) - 5, ".json");
     closedir(d);
     return n;
 }
 
-/* Launches until the library has written n windows' summaries: the windows a test needs,
- * however slowly a loaded or instrumented run goes. */
+/* Launches until dir holds n *.json files (the windows' summaries, the pushes a test's receiver
+ * answered): what a test needs, however slowly a loaded or instrumented run goes. */
 static void loop_windows(const char *dir, int n)
 {
     struct timespec t0, t;
@@ -291,7 +291,7 @@ static void loop_windows(const char *dir, int n)
         launched++;
         sleep_ms(1);
         clock_gettime(CLOCK_MONOTONIC, &t);
-    } while (summaries_in(dir) < n && t.tv_sec - t0.tv_sec < 60);
+    } while (json_files_in(dir) < n && t.tv_sec - t0.tv_sec < 60);
     printf("launched %ld\n", launched);
 }
 
