@@ -163,17 +163,53 @@ static void find_library(nvtxcorr_front_t *f)
     free(dirs);
 }
 
-static void locate(nvtxcorr_front_t *f)
+/* The directory of the path this program was run by (argv[0], or what PATH gave the shell for
+ * a bare name), resolved, and that path's last name; 0 when there is none. */
+static int invoked(const char *argv0, char *dir, char *name)
 {
-    char pkg[PATH_MAX * 2];
+    char path[PATH_MAX + 256];
+    const char *p = getenv("PATH");
 
-    if (!realpath("/proc/self/exe", f->self)) snprintf(f->self, sizeof f->self, "nvtxcorr");
-    snprintf(f->here, sizeof f->here, "%s", f->self);
-    char *slash = strrchr(f->here, '/');
-    if (slash)
-        *slash = '\0';
+    path[0] = '\0';
+    if (strchr(argv0, '/'))
+        snprintf(path, sizeof path, "%s", argv0);
     else
-        snprintf(f->here, sizeof f->here, ".");
+        for (p = p ? p : ""; p && !path[0]; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+            int len = (int)strcspn(p, ":");
+            snprintf(path, sizeof path, "%.*s/%s", len ? len : 1, len ? p : ".", argv0);
+            if (access(path, X_OK) != 0) path[0] = '\0';
+        }
+    char *slash = strrchr(path, '/');
+    if (!slash || strlen(slash + 1) >= 256) return 0;
+    snprintf(name, 256, "%s", slash + 1);
+    *slash = '\0';
+    return realpath(path[0] ? path : "/", dir) != NULL;
+}
+
+/* Where the parts are: next to the path the program was run by, its directory resolved but
+ * not the program itself, so a mirror of the tree made of links (bin/nvtxcorr a link, lib/ a
+ * real directory) is found as it is, as the tests' under a path LD_PRELOAD cannot hold; else
+ * next to the program itself (/proc/self/exe: a lone link in /usr/local/bin). */
+static void locate(nvtxcorr_front_t *f, const char *argv0)
+{
+    char pkg[PATH_MAX * 2], dir[PATH_MAX], name[256], part[PATH_MAX + 64];
+
+    if (argv0 && invoked(argv0, dir, name)) {
+        snprintf(part, sizeof part, "%s/../libexec/nvtxcorr/nvtxcorr-tool", dir);
+        if (exists(part) && strlen(dir) + strlen(name) + 2 <= sizeof f->self) {
+            snprintf(f->here, sizeof f->here, "%s", dir);
+            snprintf(f->self, sizeof f->self, "%s/%s", dir, name);
+        }
+    }
+    if (!f->here[0]) {
+        if (!realpath("/proc/self/exe", f->self)) snprintf(f->self, sizeof f->self, "nvtxcorr");
+        snprintf(f->here, sizeof f->here, "%s", f->self);
+        char *slash = strrchr(f->here, '/');
+        if (slash)
+            *slash = '\0';
+        else
+            snprintf(f->here, sizeof f->here, ".");
+    }
     find_library(f);
     find(f->tool, f->here, "../libexec/nvtxcorr/nvtxcorr-tool");
     find(f->tables, f->here, "../share/nvtxcorr/labels");
@@ -185,6 +221,23 @@ static void locate(nvtxcorr_front_t *f)
         snprintf(pkg, sizeof pkg, "%s/%s/nvtxcorr/cli.py", f->here, homes[i]);
         if (is_file(pkg)) find(f->python, f->here, homes[i]);
     }
+}
+
+char *nvtxcorr_front_dir_resolved(const char *path, char *out)
+{
+    char dir[PATH_MAX], real[PATH_MAX], cwd[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+
+    if (!slash) {
+        if (!getcwd(cwd, sizeof cwd) || snprintf(out, PATH_MAX, "%s/%s", cwd, path) >= PATH_MAX)
+            snprintf(out, PATH_MAX, "%s", path);
+        return out;
+    }
+    snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (!realpath(dir[0] ? dir : "/", real) ||
+        snprintf(out, PATH_MAX, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= PATH_MAX)
+        snprintf(out, PATH_MAX, "%s", path);
+    return out;
 }
 
 const char *nvtxcorr_front_shipped(const nvtxcorr_front_t *f, const char *name, char *buf,
@@ -308,7 +361,7 @@ int nvtxcorr_front_table_command(const nvtxcorr_front_t *f, int argc, char **arg
     out[n++] = (char *)command;
     if (doctor) {
         out[n++] = "--library";
-        out[n++] = f->library[0] && realpath(f->library, lib) ? lib : (char *)f->library;
+        out[n++] = f->library[0] ? nvtxcorr_front_dir_resolved(f->library, lib) : "";
         if (f->tables[0]) {
             out[n++] = "--tables";
             out[n++] = (char *)f->tables;
@@ -344,7 +397,7 @@ int main(int argc, char **argv)
     static nvtxcorr_front_t f;
     const char *first = argc > 1 ? argv[1] : "";
 
-    locate(&f);
+    locate(&f, argc > 0 ? argv[0] : NULL);
     if (!strcmp(first, "help")) return help_for(&f, argc > 2 ? argv[2] : NULL);
     if (!strcmp(first, "version") || !strcmp(first, "--version"))
         nvtxcorr_front_exec_tool(&f, (char *[]){NULL, "--version", NULL});

@@ -31,6 +31,9 @@ const char *nvtxcorr_front_closest(const char *word, const char *const *candidat
 /* A shipped table's path for its NAME, into buf; anything else as it is (Paths.shipped). */
 const char *nvtxcorr_front_shipped(const nvtxcorr_front_t *f, const char *name, char *buf,
                                    size_t size);
+/* path with its directory resolved (links, `..`), the file itself not, into out (PATH_MAX):
+ * the library as LD_PRELOAD and doctor name it */
+char *nvtxcorr_front_dir_resolved(const char *path, char *out);
 /* The shipped tables' names joined by ", " into buf ("none here" when there are none). */
 void nvtxcorr_front_table_names(const nvtxcorr_front_t *f, char *buf, size_t size);
 _Noreturn void nvtxcorr_front_exec_tool(const nvtxcorr_front_t *f, char **argv);

@@ -319,18 +319,10 @@ static void label_settings(const nvtxcorr_front_t *f, const values_t *v)
  * would run uninstrumented, so it is refused. */
 static void library_path(const nvtxcorr_front_t *f, char *out)
 {
-    char dir[PATH_MAX], real[PATH_MAX];
-    const char *lib = f->library;
-
-    if (!lib[0] || access(lib, F_OK) != 0)
+    if (!f->library[0] || access(f->library, F_OK) != 0)
         nvtxcorr_front_fail(2, "libnvtxcorr.so not found next to %s (build or install first)",
                             f->self);
-    absolute(dir, lib);
-    char *slash = strrchr(dir, '/');
-    *slash = '\0';
-    if (!realpath(dir[0] ? dir : "/", real)) snprintf(real, sizeof real, "%s", dir);
-    if (snprintf(out, PATH_MAX, "%s/%s", strcmp(real, "/") ? real : "", slash + 1) >= PATH_MAX)
-        nvtxcorr_front_fail(2, "%s: path too long", lib);
+    nvtxcorr_front_dir_resolved(f->library, out);
     if (strpbrk(out, " \t\n\r\f\v:"))
         nvtxcorr_front_fail(2,
                             "cannot preload '%s': LD_PRELOAD cannot hold a path with a space "

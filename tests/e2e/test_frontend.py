@@ -348,3 +348,26 @@ def test_frontend_stat_tells_a_refused_run_from_the_command_status(env):
             fds, variable = eval(f.read())
         check(r.returncode == 0 and fds == ["0", "1", "2", "3"] and not variable,
               f"rc {r.returncode}: the command's fds {fds}, variable {variable}: {r.stderr}")
+
+
+@scenario
+def test_frontend_found_through_a_lone_link(env):
+    """A link to the front end alone (ln -s .../bin/nvtxcorr ~/bin/nvtxcorr), with no lib/ or
+    libexec/ beside it: the parts are found next to the program it links to."""
+    if unpreloadable(env.build):
+        raise Skip("skipped: the build tree's path has a space or a colon")
+    e = {k: v for k, v in os.environ.items() if not k.startswith(("NVTXCORR", "LD_PRELOAD"))}
+    with tempfile.TemporaryDirectory() as tmp:
+        link = os.path.join(tmp, "nvtxcorr")
+        os.symlink(os.path.join(env.build, "bin", "nvtxcorr"), link)
+        want = os.path.join(os.path.realpath(os.path.join(env.build, "lib")), "libnvtxcorr.so")
+        for argv, path in (([link], e.get("PATH", "")),
+                           (["nvtxcorr"], tmp + ":" + e.get("PATH", ""))):
+            r = subprocess.run([*argv, "--", "sh", "-c", 'echo "$LD_PRELOAD"'],
+                               capture_output=True, text=True, env=dict(e, PATH=path),
+                               executable=link)
+            check(r.returncode == 0 and r.stdout.split(":")[0].strip() == want,
+                  f"{argv}: rc {r.returncode}: LD_PRELOAD {r.stdout!r}, not {want}: {r.stderr}")
+            r = subprocess.run([*argv, "labels"], capture_output=True, text=True,
+                               env=dict(e, PATH=path), executable=link)
+            check(r.returncode == 0 and "vllm" in r.stdout, f"{argv} labels: {r.stderr}")
