@@ -165,20 +165,28 @@ static void find_library(nvtxcorr_front_t *f)
 
 /* The directory of the path this program was run by (argv[0], or what PATH gave the shell for
  * a bare name), resolved, and that path's last name; 0 when there is none. */
+const char *nvtxcorr_front_which(const char *name, char *out)
+{
+    const char *p = getenv("PATH");
+
+    for (p = p ? p : ""; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
+        int len = (int)strcspn(p, ":");
+        if (snprintf(out, PATH_MAX, "%.*s/%s", len ? len : 1, len ? p : ".", name) < PATH_MAX &&
+            is_file(out) && access(out, X_OK) == 0)
+            return out;
+    }
+    return NULL;
+}
+
 static int invoked(const char *argv0, char *dir, char *name)
 {
-    char path[PATH_MAX + 256];
-    const char *p = getenv("PATH");
+    char path[PATH_MAX];
 
     path[0] = '\0';
     if (strchr(argv0, '/'))
         snprintf(path, sizeof path, "%s", argv0);
-    else
-        for (p = p ? p : ""; p && !path[0]; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
-            int len = (int)strcspn(p, ":");
-            snprintf(path, sizeof path, "%.*s/%s", len ? len : 1, len ? p : ".", argv0);
-            if (access(path, X_OK) != 0) path[0] = '\0';
-        }
+    else if (!nvtxcorr_front_which(argv0, path))
+        return 0;
     char *slash = strrchr(path, '/');
     if (!slash || strlen(slash + 1) >= 256) return 0;
     snprintf(name, 256, "%s", slash + 1);

@@ -26,6 +26,9 @@ _Noreturn void nvtxcorr_front_fail(int status, const char *fmt, ...)
 _Noreturn void nvtxcorr_front_exit(int status);
 void nvtxcorr_front_say(const char *level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* name searched in PATH as execvp would (an executable regular file), into out (PATH_MAX);
+ * NULL when none */
+const char *nvtxcorr_front_which(const char *name, char *out);
 /* The candidate nearest to word (options.closest's rule), or NULL. */
 const char *nvtxcorr_front_closest(const char *word, const char *const *candidates, int n);
 /* A shipped table's path for its NAME, into buf; anything else as it is (Paths.shipped). */

@@ -147,8 +147,7 @@ static int is_dir(const char *path)
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-/* A program the launcher cannot run, said before anything starts; else the path to exec
- * (PATH searched here once, as execvp would). */
+/* A script whose #! interpreter is missing: exec would say the script itself is not there. */
 static void interpreter_problem(const char *path)
 {
     char head[257], interp[257];
@@ -168,19 +167,8 @@ static void interpreter_problem(const char *path)
         nvtxcorr_front_fail(127, "%s: its interpreter %s (#! line) does not exist", path, interp);
 }
 
-static const char *which(const char *name, char *out)
-{
-    const char *p = getenv("PATH");
-
-    for (p = p ? p : ""; p; p = strchr(p, ':') ? strchr(p, ':') + 1 : NULL) {
-        int len = (int)strcspn(p, ":");
-        struct stat st;
-        snprintf(out, PATH_MAX, "%.*s/%s", len ? len : 1, len ? p : ".", name);
-        if (stat(out, &st) == 0 && S_ISREG(st.st_mode) && access(out, X_OK) == 0) return out;
-    }
-    return NULL;
-}
-
+/* A program the launcher cannot run, said before anything starts; else the path to exec
+ * (PATH searched here once, as execvp would). */
 static const char *check_program(const char *name, int forced, char *found)
 {
     if (strchr(name, '/')) {
@@ -191,7 +179,7 @@ static const char *check_program(const char *name, int forced, char *found)
         interpreter_problem(name);
         return name;
     }
-    const char *path = which(name, found);
+    const char *path = nvtxcorr_front_which(name, found);
     int n = (int)(sizeof commands / sizeof *commands), command = 0;
     for (int i = 0; i < n; i++)
         command |= !strcmp(name, commands[i]);
