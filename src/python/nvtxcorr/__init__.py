@@ -7,8 +7,6 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LAUNCHER = os.path.join(HERE, "bin", "nvtxcorr")
-LIBRARY = os.path.join(HERE, "lib", "libnvtxcorr.so")
-LABELS = os.path.join(HERE, "share", "nvtxcorr", "labels")
 FRONT = None  # bin/nvtxcorr, which ran cli.main: stat runs its command through it
 TOOL = None  # nvtxcorr-tool, as the front end found it: render.py draws the text tables with it
 
